@@ -1,0 +1,152 @@
+#include "kernels/dataset.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/base/error.h"
+
+namespace gossipsim {
+
+namespace fs = std::filesystem;
+
+std::vector<int64_t> Dataset::sample_shape() const {
+  auto s = inputs.sizes().vec();
+  s.erase(s.begin());
+  return s;
+}
+
+void Dataset::truncate(int64_t n) {
+  if (n >= size()) return;
+  inputs = inputs.narrow(0, 0, n).clone();
+  labels = labels.narrow(0, 0, n).clone();
+}
+
+namespace {
+
+std::string read_gz_or_plain(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
+  if (!f) throw InputError(path, "", "a readable file");
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
+  bool bad = n < 0;
+  gzclose(f);
+  if (bad) throw InputError(path, "", "a valid gzip stream");
+  return out;
+}
+
+uint32_t big_endian(const std::string& s, size_t at) {
+  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) |
+         (uint32_t(uint8_t(s[at + 2])) << 8) | uint32_t(uint8_t(s[at + 3]));
+}
+
+std::string find_file(const std::string& dir, const std::string& stem, const std::string& package) {
+  for (const char* ext : {".gz", ""}) {
+    fs::path p = fs::path(dir) / (stem + ext);
+    if (fs::exists(p)) return p.string();
+  }
+  throw InputError((fs::path(dir) / (stem + ".gz")).string(), "",
+                   "the dataset file (missing; " + package + ")");
+}
+
+}  // namespace
+
+torch::Tensor read_idx(const std::string& path) {
+  std::string raw = read_gz_or_plain(path);
+  if (raw.size() < 8) throw InputError(path, "header", "an IDX header");
+  uint32_t magic = big_endian(raw, 0);
+  int dims = magic & 0xff;
+  if ((magic >> 8) != 0x08 || dims < 1 || dims > 4)
+    throw InputError(path, "header", fmt::format("IDX magic 0x0000080N of unsigned bytes, got 0x{:08x}", magic));
+  std::vector<int64_t> shape;
+  int64_t count = 1;
+  for (int d = 0; d < dims; ++d) {
+    if (raw.size() < 8 + 4 * size_t(d)) throw InputError(path, "header", "an IDX header");
+    shape.push_back(big_endian(raw, 4 + 4 * d));
+    count *= shape.back();
+  }
+  size_t offset = 4 + 4 * size_t(dims);
+  if (raw.size() != offset + size_t(count))
+    throw InputError(path, "body", fmt::format("{} bytes of data after the header, found {}", count, raw.size() - offset));
+  auto t = torch::empty(shape, torch::kUInt8);
+  std::memcpy(t.data_ptr<uint8_t>(), raw.data() + offset, count);
+  return t;
+}
+
+DataPair load_fashion_mnist(const std::string& dir) {
+  const std::string pkg = "install Debian's dataset-fashion-mnist, or give the folder in /workload/data_dir";
+  auto images = [&](const std::string& stem) {
+    auto t = read_idx(find_file(dir, stem, pkg));
+    if (t.dim() != 3) throw InputError(stem, "", "an IDX file of images [N, 28, 28]");
+    return ((t.to(torch::kFloat32).div_(255.0) - 0.2860) / 0.3530).unsqueeze(1).contiguous();
+  };
+  auto labels = [&](const std::string& stem) { return read_idx(find_file(dir, stem, pkg)).to(torch::kInt64); };
+  DataPair d;
+  d.train.inputs = images("train-images-idx3-ubyte");
+  d.train.labels = labels("train-labels-idx1-ubyte");
+  d.test.inputs = images("t10k-images-idx3-ubyte");
+  d.test.labels = labels("t10k-labels-idx1-ubyte");
+  d.train.classes = d.test.classes = 10;
+  if (d.train.labels.size(0) != d.train.inputs.size(0) || d.test.labels.size(0) != d.test.inputs.size(0))
+    throw InputError(dir, "", "as many labels as images");
+  return d;
+}
+
+DataPair load_cifar100(const std::string& dir, bool coarse_labels) {
+  auto load = [&](const std::string& name) {
+    fs::path p = fs::path(dir) / name;
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw InputError(p.string(), "", "CIFAR-100 binary file (download cifar-100-binary.tar.gz and give its folder in /workload/data_dir)");
+    std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t rec = 2 + 3072;
+    if (raw.empty() || raw.size() % rec != 0)
+      throw InputError(p.string(), "", fmt::format("a whole number of {}-byte records", rec));
+    int64_t n = raw.size() / rec;
+    auto images = torch::empty({n, 3, 32, 32}, torch::kUInt8);
+    auto labels = torch::empty({n}, torch::kInt64);
+    for (int64_t i = 0; i < n; ++i) {
+      const char* r = raw.data() + i * rec;
+      int label = uint8_t(r[coarse_labels ? 0 : 1]);
+      if (label >= (coarse_labels ? 20 : 100))
+        throw InputError(p.string(), fmt::format("record {}", i), "a label in range");
+      labels[i] = label;
+      std::memcpy(images.data_ptr<uint8_t>() + i * 3072, r + 2, 3072);
+    }
+    Dataset d;
+    auto mean = torch::tensor({0.5071, 0.4865, 0.4409}).view({1, 3, 1, 1});
+    auto std = torch::tensor({0.2673, 0.2564, 0.2762}).view({1, 3, 1, 1});
+    d.inputs = ((images.to(torch::kFloat32) / 255.0 - mean) / std).contiguous();
+    d.labels = labels;
+    d.classes = coarse_labels ? 20 : 100;
+    return d;
+  };
+  DataPair d{load("train.bin"), load("test.bin")};
+  d.train.augment = true;
+  return d;
+}
+
+DataPair make_synthetic(const SyntheticSpec& spec, uint64_t seed) {
+  auto gen = at::detail::createCPUGenerator(seed);
+  std::vector<int64_t> proto_shape = {spec.classes};
+  proto_shape.insert(proto_shape.end(), spec.shape.begin(), spec.shape.end());
+  auto prototypes = at::normal(0.0, 1.0, proto_shape, gen);
+  auto make = [&](int64_t n) {
+    Dataset d;
+    d.labels = at::randint(spec.classes, {n}, gen, torch::kInt64);
+    std::vector<int64_t> shape = {n};
+    shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
+    d.inputs = (prototypes.index_select(0, d.labels) + spec.noise * at::normal(0.0, 1.0, shape, gen)).contiguous();
+    d.classes = spec.classes;
+    return d;
+  };
+  DataPair d;
+  d.train = make(spec.train);
+  d.test = make(spec.test);
+  return d;
+}
+
+}  // namespace gossipsim

@@ -1,0 +1,133 @@
+#include "kernels/models.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gossipsim {
+
+namespace nn = torch::nn;
+
+namespace {
+
+struct Mlp : Net {
+  nn::Sequential body;
+  Mlp(int64_t in, const std::vector<int64_t>& hidden, int classes) {
+    int64_t width = in;
+    for (int64_t h : hidden) {
+      body->push_back(nn::Linear(width, h));
+      body->push_back(nn::ReLU());
+      width = h;
+    }
+    body->push_back(nn::Linear(width, classes));
+    register_module("body", body);
+  }
+  torch::Tensor forward(torch::Tensor x) override { return body->forward(x.flatten(1)); }
+};
+
+struct Cnn : Net {
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::Linear fc1{nullptr}, fc2{nullptr};
+  Cnn(const std::vector<int64_t>& shape, int classes, int64_t c1, int64_t c2, int64_t hidden) {
+    conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(shape[0], c1, 5)));
+    conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(c1, c2, 5)));
+    int64_t h = ((shape[1] - 4) / 2 - 4) / 2, w = ((shape[2] - 4) / 2 - 4) / 2;
+    if (h < 1 || w < 1) throw std::invalid_argument("cnn needs images of at least 12x12");
+    fc1 = register_module("fc1", nn::Linear(c2 * h * w, hidden));
+    fc2 = register_module("fc2", nn::Linear(hidden, classes));
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = torch::max_pool2d(torch::relu(conv1->forward(x)), 2);
+    x = torch::max_pool2d(torch::relu(conv2->forward(x)), 2);
+    return fc2->forward(torch::relu(fc1->forward(x.flatten(1))));
+  }
+};
+
+nn::AnyModule make_norm(const std::string& norm, int64_t channels) {
+  if (norm == "group") return nn::AnyModule(nn::GroupNorm(nn::GroupNormOptions(std::min<int64_t>(8, channels), channels)));
+  return nn::AnyModule(nn::BatchNorm2d(channels));
+}
+
+struct BasicBlock : nn::Module {
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::AnyModule bn1, bn2;
+  int64_t stride, in, out;
+  BasicBlock(int64_t in_, int64_t out_, int64_t stride_, const std::string& norm)
+      : stride(stride_), in(in_), out(out_) {
+    conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
+    bn1 = make_norm(norm, out);
+    register_module("bn1", bn1.ptr());
+    conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)));
+    bn2 = make_norm(norm, out);
+    register_module("bn2", bn2.ptr());
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    auto y = torch::relu(bn1.forward(conv1->forward(x)));
+    y = bn2.forward(conv2->forward(y));
+    auto shortcut = x;
+    if (stride != 1 || in != out) {
+      // Option A of He et al.: subsample, then pad the new channels with zeros.
+      shortcut = x.index({torch::indexing::Slice(), torch::indexing::Slice(),
+                          torch::indexing::Slice(torch::indexing::None, torch::indexing::None, stride),
+                          torch::indexing::Slice(torch::indexing::None, torch::indexing::None, stride)});
+      int64_t pad = out - in;
+      shortcut = torch::constant_pad_nd(shortcut, {0, 0, 0, 0, pad / 2, pad - pad / 2});
+    }
+    return torch::relu(y + shortcut);
+  }
+};
+
+struct ResNet20 : Net {
+  nn::Conv2d stem{nullptr};
+  nn::AnyModule bn;
+  std::vector<std::shared_ptr<BasicBlock>> blocks;
+  nn::Linear fc{nullptr};
+  ResNet20(const std::vector<int64_t>& shape, int classes, const std::string& norm) {
+    stem = register_module("stem", nn::Conv2d(nn::Conv2dOptions(shape[0], 16, 3).padding(1).bias(false)));
+    bn = make_norm(norm, 16);
+    register_module("bn", bn.ptr());
+    int64_t in = 16;
+    for (int stage = 0; stage < 3; ++stage) {
+      int64_t out = 16 << stage;
+      for (int b = 0; b < 3; ++b) {
+        auto block = std::make_shared<BasicBlock>(in, out, (stage > 0 && b == 0) ? 2 : 1, norm);
+        blocks.push_back(register_module("block" + std::to_string(stage) + "_" + std::to_string(b), block));
+        in = out;
+      }
+    }
+    fc = register_module("fc", nn::Linear(64, classes));
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = torch::relu(bn.forward(stem->forward(x)));
+    for (auto& b : blocks) x = b->forward(x);
+    return fc->forward(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
+  }
+};
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names = {"mlp", "cnn", "cnn-wide", "resnet20"};
+  return names;
+}
+
+bool is_known_model(const std::string& name) {
+  const auto& n = model_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& shape, int classes) {
+  if (spec.name == "mlp") return std::make_shared<Mlp>(product(shape), spec.hidden, classes);
+  if (shape.size() != 3) throw std::invalid_argument(spec.name + " needs image inputs [C, H, W]");
+  if (spec.name == "cnn") return std::make_shared<Cnn>(shape, classes, 16, 32, 128);
+  if (spec.name == "cnn-wide") return std::make_shared<Cnn>(shape, classes, 32, 64, 256);
+  if (spec.name == "resnet20") return std::make_shared<ResNet20>(shape, classes, spec.norm);
+  throw std::invalid_argument("unknown model " + spec.name);
+}
+
+}  // namespace gossipsim

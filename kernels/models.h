@@ -1,0 +1,32 @@
+// The model registry. One module per model kind is built and shared: nodes
+// keep only flat tensors (see node_store.h), which are viewed into it.
+//
+//   mlp       flatten, hidden layers (default [128]) with ReLU, linear
+//   cnn       conv 1->16 k5, maxpool 2, conv 16->32 k5, maxpool 2,
+//             fc ->128, fc 128->classes (80,202 parameters on 1x28x28, 10 classes)
+//   cnn-wide  the same with 32/64 channels and fc ->256
+//   resnet20  He et al. 2016's CIFAR ResNet (3 stages of 3 basic blocks,
+//             16/32/64 channels, identity shortcuts with zero padding)
+// `norm` for resnet20: batch (BatchNorm; its running statistics are node
+// state) or group (GroupNorm, 8 groups; no running statistics).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/workload.h"
+
+namespace gossipsim {
+
+struct Net : torch::nn::Module {
+  virtual torch::Tensor forward(torch::Tensor x) = 0;
+};
+
+std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape, int classes);
+bool is_known_model(const std::string& name);
+const std::vector<std::string>& model_names();
+
+}  // namespace gossipsim

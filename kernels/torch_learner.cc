@@ -1,0 +1,354 @@
+#include "kernels/torch_learner.h"
+
+#include <torch/torch.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <mutex>
+
+#include "kernels/dataset.h"
+#include "kernels/node_store.h"
+#include "kernels/partition.h"
+#include "sim/base/error.h"
+
+namespace gossipsim {
+
+bool torch_has_cuda() { return torch::cuda::is_available(); }
+
+namespace {
+
+struct TorchSnapshot : ModelSnapshot {
+  torch::Tensor params, buffers;
+};
+
+struct Shared {
+  WorkloadSpec spec;
+  DataPair data;
+  torch::Tensor test_inputs, test_labels;
+  std::vector<int64_t> train_labels;
+  uint64_t seed;
+};
+
+using Clock = std::chrono::steady_clock;
+
+class TorchLearner : public Learner {
+ public:
+  TorchLearner(std::shared_ptr<const Shared> shared, int nodes)
+      : shared_(std::move(shared)), spec_(shared_->spec), device_(spec_.device) {
+    const Streams streams(shared_->seed);
+    torch::manual_seed(streams.seed_for("model-init"));
+    auto prototype = build_net();
+    store_ = std::make_unique<NodeStore>(*prototype, nodes, spec_.optimizer.momentum > 0);
+    if (!device_.is_cpu()) {
+      store_->params = store_->params.to(device_);
+      store_->buffers = store_->buffers.to(device_);
+      if (store_->momentum.defined()) store_->momentum = store_->momentum.to(device_);
+    }
+    const int workers = std::max(1, spec_.workers);
+    views_.push_back(std::make_unique<ModuleView>(prototype, *store_));
+    for (int w = 1; w < workers; ++w) views_.push_back(std::make_unique<ModuleView>(build_net(), *store_));
+    for (auto& v : views_) free_views_.push_back(v.get());
+    if (workers > 1) pool_ = std::make_unique<boost::asio::thread_pool>(workers);
+
+    Rng prng = streams.stream("partition");
+    partition_ = make_partition(shared_->train_labels, shared_->data.train.classes, nodes, spec_.partition, prng);
+    samplers_.resize(nodes);
+    for (int n = 0; n < nodes; ++n) {
+      samplers_[n].rng = streams.stream("sampler", n);
+      samplers_[n].augment_rng = streams.stream("augment", n);
+      samplers_[n].order = partition_[n];
+      seeded_shuffle(samplers_[n].order, samplers_[n].rng);
+    }
+  }
+
+  ~TorchLearner() override {
+    if (pool_) pool_->join();
+  }
+
+  int node_count() const override { return store_->node_count(); }
+  Bytes model_bytes() const override {
+    return bytes(4 * (store_->param_count() + store_->buffer_count()));
+  }
+  int64_t batch() const override { return spec_.batch; }
+  int64_t train_size() const override { return shared_->data.train.size(); }
+  double kernel_seconds() const override { return kernel_ns_.load() * 1e-9; }
+  std::vector<std::vector<int64_t>> label_histogram() const override {
+    return gossipsim::label_histogram(partition_, shared_->train_labels, shared_->data.train.classes);
+  }
+
+  void step(NodeId n) override {
+    Timer t(kernel_ns_);
+    ModuleView* v = acquire();
+    run_step(*v, n);
+    release(v);
+  }
+
+  void step_all(const std::vector<NodeId>& nodes) override {
+    Timer t(kernel_ns_);
+    for_each_parallel(nodes.size(), [&](size_t i, ModuleView& v) { run_step(v, nodes[i]); });
+  }
+
+  SnapshotPtr snapshot(NodeId n) override {
+    Timer t(kernel_ns_);
+    auto s = std::make_shared<TorchSnapshot>();
+    s->params = store_->params[n].clone();
+    s->buffers = store_->buffers[n].clone();
+    return s;
+  }
+
+  void merge(NodeId r, const ModelSnapshot& snap, double w_self, double w_other) override {
+    Timer t(kernel_ns_);
+    const auto& s = static_cast<const TorchSnapshot&>(snap);
+    const double total = w_self + w_other;
+    store_->params[r].mul_(w_self / total).add_(s.params, w_other / total);
+    if (store_->buffer_count() > 0) store_->buffers[r].mul_(w_self / total).add_(s.buffers, w_other / total);
+  }
+
+  void average_all() override {
+    Timer t(kernel_ns_);
+    torch::NoGradGuard guard;
+    auto avg = [](torch::Tensor& rows) {
+      if (rows.defined() && rows.size(1) > 0) rows.copy_(rows.mean(0, true).expand_as(rows));
+    };
+    avg(store_->params);
+    avg(store_->momentum);
+    avg(store_->buffers);
+  }
+
+  Evaluation evaluate(bool per_node) override {
+    Timer t(kernel_ns_);
+    torch::NoGradGuard guard;
+    Evaluation e;
+    auto mean_params = store_->params.mean(0);
+    auto mean_buffers = store_->buffers.mean(0);
+    {
+      ModuleView* v = acquire();
+      std::tie(e.accuracy, e.loss) = evaluate_rows(*v, mean_params, mean_buffers);
+      release(v);
+    }
+    e.consensus = (store_->params - mean_params).pow(2).sum(1).mean().item<double>();
+    if (per_node) {
+      const int n = node_count();
+      std::vector<std::pair<double, double>> r(n);
+      for_each_parallel(n, [&](size_t i, ModuleView& v) {
+        r[i] = evaluate_rows(v, store_->params[i], store_->buffers[i]);
+      });
+      e.per_node = true;
+      e.node_accuracy_min = e.node_loss_min = INFINITY;
+      e.node_accuracy_max = e.node_loss_max = -INFINITY;
+      for (auto [acc, loss] : r) {
+        e.node_accuracy_mean += acc / n;
+        e.node_loss_mean += loss / n;
+        e.node_accuracy_min = std::min(e.node_accuracy_min, acc);
+        e.node_accuracy_max = std::max(e.node_accuracy_max, acc);
+        e.node_loss_min = std::min(e.node_loss_min, loss);
+        e.node_loss_max = std::max(e.node_loss_max, loss);
+      }
+    }
+    return e;
+  }
+
+  int64_t state_bytes_per_node() const { return store_->state_bytes_per_node(); }
+
+ private:
+  struct Sampler {
+    Rng rng, augment_rng;
+    std::vector<int64_t> order;
+    size_t position = 0;
+    int64_t steps = 0;
+  };
+
+  struct Timer {
+    std::atomic<int64_t>& sink;
+    Clock::time_point start = Clock::now();
+    explicit Timer(std::atomic<int64_t>& s) : sink(s) {}
+    ~Timer() { sink += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count(); }
+  };
+
+  std::shared_ptr<Net> build_net() {
+    auto net = make_model(spec_.model, shared_->data.train.sample_shape(), shared_->data.train.classes);
+    net->to(device_);
+    return net;
+  }
+
+  ModuleView* acquire() {
+    std::lock_guard<std::mutex> lock(views_mutex_);
+    ModuleView* v = free_views_.back();
+    free_views_.pop_back();
+    return v;
+  }
+  void release(ModuleView* v) {
+    std::lock_guard<std::mutex> lock(views_mutex_);
+    free_views_.push_back(v);
+  }
+
+  // Runs fn(i, view) for i in [0, count), on the worker pool when there is one.
+  template <typename Fn>
+  void for_each_parallel(size_t count, Fn fn) {
+    if (!pool_ || count <= 1) {
+      ModuleView* v = acquire();
+      for (size_t i = 0; i < count; ++i) fn(i, *v);
+      release(v);
+      return;
+    }
+    std::vector<std::future<void>> done;
+    for (size_t i = 0; i < count; ++i) {
+      auto task = std::make_shared<std::packaged_task<void()>>([this, i, &fn] {
+        at::set_num_threads(1);
+        ModuleView* v = acquire();
+        try {
+          fn(i, *v);
+        } catch (...) {
+          release(v);
+          throw;
+        }
+        release(v);
+      });
+      done.push_back(task->get_future());
+      boost::asio::post(*pool_, [task] { (*task)(); });
+    }
+    for (auto& f : done) f.get();
+  }
+
+  std::vector<int64_t> next_batch(Sampler& s) {
+    std::vector<int64_t> idx;
+    idx.reserve(spec_.batch);
+    while (static_cast<int64_t>(idx.size()) < spec_.batch) {
+      if (s.position == s.order.size()) {
+        seeded_shuffle(s.order, s.rng);
+        s.position = 0;
+      }
+      idx.push_back(s.order[s.position++]);
+    }
+    return idx;
+  }
+
+  double learning_rate(const Sampler& s, NodeId n) const {
+    const auto& o = spec_.optimizer;
+    double local_epochs = static_cast<double>(s.steps * spec_.batch) / partition_[n].size();
+    switch (o.schedule.kind) {
+      case LrSchedule::Kind::kConstant: return o.lr;
+      case LrSchedule::Kind::kStep: return o.lr * std::pow(o.schedule.gamma, std::floor(local_epochs / o.schedule.every_epochs));
+      case LrSchedule::Kind::kCosine:
+        return 0.5 * o.lr * (1 + std::cos(M_PI * std::min(1.0, local_epochs / o.schedule.epochs)));
+    }
+    return o.lr;
+  }
+
+  torch::Tensor augment(torch::Tensor x, Rng& rng) const {
+    // Random crop with 4 pixels of zero padding, and a horizontal flip, per sample.
+    auto padded = torch::constant_pad_nd(x, {4, 4, 4, 4});
+    auto out = torch::empty_like(x);
+    const int64_t h = x.size(2), w = x.size(3);
+    for (int64_t i = 0; i < x.size(0); ++i) {
+      int64_t dy = uniform_index(rng, 9), dx = uniform_index(rng, 9);
+      auto crop = padded[i].narrow(1, dy, h).narrow(2, dx, w);
+      out[i].copy_(uniform_index(rng, 2) ? crop.flip({2}) : crop);
+    }
+    return out;
+  }
+
+  void run_step(ModuleView& v, NodeId n) {
+    Sampler& s = samplers_[n];
+    const Dataset& train = shared_->data.train;
+    auto idx = torch::tensor(next_batch(s), torch::kInt64);
+    auto x = train.inputs.index_select(0, idx);
+    auto y = train.labels.index_select(0, idx);
+    if (train.augment) x = augment(x, s.augment_rng);
+    x = x.to(device_);
+    y = y.to(device_);
+    auto params = store_->params[n];
+    v.bind(params, store_->buffers[n]);
+    v.net().train();
+    v.grad().zero_();
+    auto loss = torch::nn::functional::cross_entropy(v.net().forward(x), y);
+    loss.backward();
+    v.gather_grads();
+    // SGD as PyTorch defines it: d = g + wd x; m = mu m + d; x -= lr m.
+    torch::NoGradGuard guard;
+    const auto& o = spec_.optimizer;
+    auto& g = v.grad();
+    if (o.weight_decay != 0) g.add_(params, o.weight_decay);
+    const double lr = learning_rate(s, n);
+    if (o.momentum > 0) {
+      auto m = store_->momentum[n];
+      m.mul_(o.momentum).add_(g);
+      params.add_(m, -lr);
+    } else {
+      params.add_(g, -lr);
+    }
+    ++s.steps;
+  }
+
+  std::pair<double, double> evaluate_rows(ModuleView& v, const torch::Tensor& params, const torch::Tensor& buffers) {
+    torch::NoGradGuard guard;
+    v.bind(params, buffers);
+    v.net().eval();
+    const auto& x = shared_->test_inputs;
+    const auto& y = shared_->test_labels;
+    const int64_t n = y.size(0), chunk = 1000;
+    double correct = 0, loss = 0;
+    for (int64_t at = 0; at < n; at += chunk) {
+      int64_t len = std::min(chunk, n - at);
+      auto logits = v.net().forward(x.narrow(0, at, len).to(device_));
+      auto yy = y.narrow(0, at, len).to(device_);
+      loss += torch::nn::functional::cross_entropy(
+                  logits, yy, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                  .item<double>();
+      correct += logits.argmax(1).eq(yy).sum().item<double>();
+    }
+    return {correct / n, loss / n};
+  }
+
+  std::shared_ptr<const Shared> shared_;
+  const WorkloadSpec& spec_;
+  torch::Device device_;
+  std::unique_ptr<NodeStore> store_;
+  std::vector<std::unique_ptr<ModuleView>> views_;
+  std::vector<ModuleView*> free_views_;
+  std::mutex views_mutex_;
+  std::unique_ptr<boost::asio::thread_pool> pool_;
+  Partition partition_;
+  std::vector<Sampler> samplers_;
+  std::atomic<int64_t> kernel_ns_{0};
+};
+
+class TorchFactory : public LearnerFactory {
+ public:
+  explicit TorchFactory(std::shared_ptr<const Shared> shared) : shared_(std::move(shared)) {}
+  std::unique_ptr<Learner> make(int nodes) override { return std::make_unique<TorchLearner>(shared_, nodes); }
+
+ private:
+  std::shared_ptr<const Shared> shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples) {
+  at::set_num_threads(1);
+  auto shared = std::make_shared<Shared>();
+  shared->spec = spec;
+  shared->seed = seed;
+  if (spec.device != "cpu" && !torch::cuda::is_available())
+    throw InputError("", "/workload/device", "cpu (this LibTorch build has no CUDA device)");
+  if (spec.dataset == "fashion-mnist") {
+    shared->data = load_fashion_mnist(spec.data_dir.empty() ? "/usr/share/datasets/fashion-mnist" : spec.data_dir);
+  } else if (spec.dataset == "cifar100") {
+    shared->data = load_cifar100(spec.data_dir, spec.coarse_labels);
+  } else {
+    shared->data = make_synthetic(spec.synthetic, Streams(seed).seed_for("synthetic-data"));
+  }
+  if (spec.train_samples > 0) shared->data.train.truncate(spec.train_samples);
+  auto& test = shared->data.test;
+  int64_t n = test_samples > 0 ? std::min(test_samples, test.size()) : test.size();
+  shared->test_inputs = test.inputs.narrow(0, 0, n);
+  shared->test_labels = test.labels.narrow(0, 0, n);
+  auto labels = shared->data.train.labels.contiguous();
+  shared->train_labels.assign(labels.data_ptr<int64_t>(), labels.data_ptr<int64_t>() + labels.numel());
+  return std::make_unique<TorchFactory>(std::move(shared));
+}
+
+}  // namespace gossipsim

@@ -1,0 +1,23 @@
+// The LibTorch side of a run: loads a workload's data once and makes
+// Learners that train real models. This header does not include LibTorch,
+// so the command line and the runner use it without depending on it.
+//
+// Threads: intra-op parallelism is set to one thread; `workers` threads run
+// different nodes' steps and evaluations side by side, each on a module of
+// its own. A node's results are bit-identical whatever the worker count.
+#pragma once
+
+#include <memory>
+
+#include "sim/learner.h"
+#include "sim/workload.h"
+
+namespace gossipsim {
+
+std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed,
+                                                   int64_t test_samples);
+
+// Whether this LibTorch build can use CUDA devices.
+bool torch_has_cuda();
+
+}  // namespace gossipsim

@@ -1,0 +1,151 @@
+#include "sim/base/distribution.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/random/exponential_distribution.hpp>
+#include <boost/random/lognormal_distribution.hpp>
+#include <boost/random/normal_distribution.hpp>
+#include <cmath>
+
+namespace gossipsim {
+
+Distribution Distribution::constant(double v) {
+  Distribution d;
+  d.a_ = v;
+  return d;
+}
+
+Distribution Distribution::parse(const JsonReader& r, Domain domain) {
+  const bool positive = domain == Domain::kPositive;
+  const bool nonneg = domain != Domain::kAny;
+  const char* sign = positive ? "a number > 0" : "a number >= 0";
+  auto check = [&](const JsonReader& at, const std::string& key, double v) {
+    if ((positive && !(v > 0)) || (nonneg && v < 0)) at.fail(key, sign);
+  };
+  if (r.value().is_number()) {
+    double v = r.as_number();
+    if ((positive && !(v > 0)) || (nonneg && v < 0)) r.fail(sign);
+    return constant(v);
+  }
+  if (!r.value().is_object()) r.fail("a number or an object {\"dist\": ...}");
+  Distribution d;
+  const std::string kind = r.string("dist");
+  if (kind == "constant") {
+    d.a_ = r.number("value");
+    check(r, "value", d.a_);
+  } else if (kind == "uniform") {
+    d.kind_ = Kind::kUniform;
+    d.a_ = r.number("min");
+    d.b_ = r.number("max");
+    check(r, "min", d.a_);
+    r.require(d.b_ >= d.a_, "max", "a number >= min");
+  } else if (kind == "normal") {
+    d.kind_ = Kind::kNormal;
+    d.a_ = r.number("mean");
+    d.b_ = r.number("std");
+    r.require(d.b_ >= 0, "std", "a number >= 0");
+    d.truncated_ = nonneg || r.has("min");
+    d.floor_ = r.number("min", 0.0);
+    if (nonneg) check(r, "min", d.floor_ + (positive ? 1e-300 : 0));
+    if (d.truncated_ && d.b_ == 0) r.require(d.a_ >= d.floor_, "mean", "a mean >= the truncation point");
+    if (d.truncated_ && d.b_ > 0)
+      r.require(d.a_ + 6 * d.b_ > d.floor_, "mean", "a mean within 6 std of the truncation point");
+  } else if (kind == "lognormal") {
+    d.kind_ = Kind::kLognormal;
+    d.a_ = r.number("median");
+    d.b_ = r.number("sigma");
+    r.require(d.a_ > 0, "median", "a number > 0");
+    r.require(d.b_ >= 0, "sigma", "a number >= 0");
+  } else if (kind == "exponential") {
+    d.kind_ = Kind::kExponential;
+    d.a_ = r.number("mean");
+    r.require(d.a_ > 0, "mean", "a number > 0");
+  } else if (kind == "pareto") {
+    d.kind_ = Kind::kPareto;
+    d.a_ = r.number("scale");
+    d.b_ = r.number("shape");
+    r.require(d.a_ > 0, "scale", "a number > 0");
+    r.require(d.b_ > 0, "shape", "a number > 0");
+  } else if (kind == "empirical") {
+    d.kind_ = Kind::kEmpirical;
+    d.values_ = r.numbers("values");
+    r.require(!d.values_.empty(), "values", "a non-empty array of numbers");
+    for (size_t i = 0; i < d.values_.size(); ++i) check(r.at("values"), std::to_string(i), d.values_[i]);
+    std::vector<double> w = r.has("weights") ? r.numbers("weights") : std::vector<double>(d.values_.size(), 1.0);
+    r.require(w.size() == d.values_.size(), "weights", "as many weights as values");
+    double total = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (!(w[i] >= 0)) r.at("weights").fail(std::to_string(i), "a weight >= 0");
+      total += w[i];
+      d.cumulative_.push_back(total);
+    }
+    r.require(total > 0, "weights", "weights that are not all zero");
+  } else {
+    r.fail("dist", "one of constant, uniform, normal, lognormal, exponential, pareto, empirical");
+  }
+  r.done();
+  return d;
+}
+
+double Distribution::sample(Rng& rng) const {
+  switch (kind_) {
+    case Kind::kConstant:
+      return a_;
+    case Kind::kUniform:
+      return a_ + (b_ - a_) * uniform01(rng);
+    case Kind::kNormal: {
+      boost::random::normal_distribution<double> n(a_, b_);
+      double v = n(rng);
+      while (truncated_ && v < floor_) v = n(rng);
+      return v;
+    }
+    case Kind::kLognormal:
+      return boost::random::lognormal_distribution<double>(std::log(a_), b_)(rng);
+    case Kind::kExponential:
+      return boost::random::exponential_distribution<double>(1.0 / a_)(rng);
+    case Kind::kPareto:
+      return a_ / std::pow(1.0 - uniform01(rng), 1.0 / b_);
+    case Kind::kEmpirical: {
+      double u = uniform01(rng) * cumulative_.back();
+      size_t i = std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
+      return values_[std::min(i, values_.size() - 1)];
+    }
+  }
+  return a_;
+}
+
+double Distribution::mean() const {
+  switch (kind_) {
+    case Kind::kConstant: return a_;
+    case Kind::kUniform: return (a_ + b_) / 2;
+    case Kind::kNormal: return a_;
+    case Kind::kLognormal: return a_ * std::exp(b_ * b_ / 2);
+    case Kind::kExponential: return a_;
+    case Kind::kPareto: return b_ > 1 ? a_ * b_ / (b_ - 1) : INFINITY;
+    case Kind::kEmpirical: {
+      double s = 0, prev = 0;
+      for (size_t i = 0; i < values_.size(); ++i) {
+        s += values_[i] * (cumulative_[i] - prev);
+        prev = cumulative_[i];
+      }
+      return s / cumulative_.back();
+    }
+  }
+  return a_;
+}
+
+std::string Distribution::describe() const {
+  switch (kind_) {
+    case Kind::kConstant: return fmt::format("{}", a_);
+    case Kind::kUniform: return fmt::format("uniform({}, {})", a_, b_);
+    case Kind::kNormal: return fmt::format("normal({}, {})", a_, b_);
+    case Kind::kLognormal: return fmt::format("lognormal(median {}, sigma {})", a_, b_);
+    case Kind::kExponential: return fmt::format("exponential(mean {})", a_);
+    case Kind::kPareto: return fmt::format("pareto({}, {})", a_, b_);
+    case Kind::kEmpirical: return fmt::format("empirical({} values)", values_.size());
+  }
+  return "?";
+}
+
+}  // namespace gossipsim

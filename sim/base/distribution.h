@@ -1,0 +1,50 @@
+// Distributions of scenario values (link latency, capacity, compute time...).
+//
+// In JSON a value is either a plain number (constant) or an object
+// {"dist": KIND, ...}:
+//   constant     {"value": v}
+//   uniform      {"min": a, "max": b}                       a <= b
+//   normal       {"mean": m, "std": s}                      s >= 0; truncated at
+//                "min" (default 0 where negative values are meaningless, see
+//                Domain) by redrawing
+//   lognormal    {"median": m, "sigma": s}                  m > 0, s >= 0
+//   exponential  {"mean": m}                                m > 0
+//   pareto       {"scale": xm, "shape": alpha}              xm > 0, alpha > 0
+//   empirical    {"values": [...], "weights": [...]}        weights optional,
+//                non-negative, not all zero; one value drawn with probability
+//                proportional to its weight
+// Every parameter is checked when the distribution is read; an invalid one is
+// an InputError naming its JSON path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/base/json_reader.h"
+#include "sim/base/random.h"
+
+namespace gossipsim {
+
+class Distribution {
+ public:
+  enum class Kind { kConstant, kUniform, kNormal, kLognormal, kExponential, kPareto, kEmpirical };
+  // kPositive: draws must be > 0 (capacities, compute times);
+  // kNonNegative: draws must be >= 0 (latencies); kAny: unrestricted.
+  enum class Domain { kAny, kNonNegative, kPositive };
+
+  static Distribution constant(double v);
+  static Distribution parse(const JsonReader& r, Domain domain);
+
+  double sample(Rng& rng) const;
+  double mean() const;  // of the untruncated law; used for nominal figures
+  Kind kind() const { return kind_; }
+  std::string describe() const;
+
+ private:
+  Kind kind_ = Kind::kConstant;
+  double a_ = 0, b_ = 0, floor_ = 0;
+  bool truncated_ = false;
+  std::vector<double> values_, cumulative_;
+};
+
+}  // namespace gossipsim

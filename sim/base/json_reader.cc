@@ -1,0 +1,133 @@
+#include "sim/base/json_reader.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+
+namespace gossipsim {
+
+namespace {
+std::string escape_pointer(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+}  // namespace
+
+JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+
+nlohmann::json JsonReader::parse_file(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file, "", "cannot open the file");
+  try {
+    return nlohmann::json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(file, fmt::format("byte {}", e.byte), "valid JSON: " + std::string(e.what()));
+  }
+}
+
+bool JsonReader::has(const std::string& key) const {
+  known_.insert(key);
+  return value_->is_object() && value_->contains(key);
+}
+
+JsonReader JsonReader::at(const std::string& key) const {
+  expect_object();
+  known_.insert(key);
+  if (!value_->contains(key)) fail(key, "a value (this key is required)");
+  return JsonReader((*value_)[key], file_, path_ + "/" + escape_pointer(key));
+}
+
+std::optional<JsonReader> JsonReader::child(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return at(key);
+}
+
+double JsonReader::as_number() const {
+  if (!value_->is_number()) fail("a number");
+  double v = value_->get<double>();
+  if (!std::isfinite(v)) fail("a finite number");
+  return v;
+}
+
+int64_t JsonReader::as_integer() const {
+  if (value_->is_number_integer()) return value_->get<int64_t>();
+  if (value_->is_number_float()) {
+    double v = value_->get<double>();
+    if (std::floor(v) == v && std::fabs(v) < 9e15) return static_cast<int64_t>(v);
+  }
+  fail("an integer");
+}
+
+std::string JsonReader::as_string() const {
+  if (!value_->is_string()) fail("a string");
+  return value_->get<std::string>();
+}
+
+double JsonReader::number(const std::string& key) const { return at(key).as_number(); }
+double JsonReader::number(const std::string& key, double fallback) const {
+  return has(key) ? number(key) : fallback;
+}
+int64_t JsonReader::integer(const std::string& key) const { return at(key).as_integer(); }
+int64_t JsonReader::integer(const std::string& key, int64_t fallback) const {
+  return has(key) ? integer(key) : fallback;
+}
+std::string JsonReader::string(const std::string& key) const { return at(key).as_string(); }
+std::string JsonReader::string(const std::string& key, const std::string& fallback) const {
+  return has(key) ? string(key) : fallback;
+}
+bool JsonReader::boolean(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  JsonReader r = at(key);
+  if (!r.value().is_boolean()) r.fail("true or false");
+  return r.value().get<bool>();
+}
+
+std::vector<double> JsonReader::numbers(const std::string& key) const {
+  JsonReader r = at(key);
+  std::vector<double> out(r.array_size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = r.element(i).as_number();
+  return out;
+}
+
+size_t JsonReader::array_size() const {
+  if (!value_->is_array()) fail("an array");
+  return value_->size();
+}
+
+JsonReader JsonReader::element(size_t i) const {
+  if (!value_->is_array() || i >= value_->size()) fail("an array with an element " + std::to_string(i));
+  return JsonReader((*value_)[i], file_, path_ + "/" + std::to_string(i));
+}
+
+void JsonReader::expect_object() const {
+  if (!value_->is_object()) fail("an object");
+}
+
+void JsonReader::fail(const std::string& expected) const {
+  throw InputError(file_, path_.empty() ? "/" : path_, "expected " + expected);
+}
+
+void JsonReader::fail(const std::string& key, const std::string& expected) const {
+  throw InputError(file_, path_ + "/" + escape_pointer(key), "expected " + expected);
+}
+
+void JsonReader::done() const {
+  expect_object();
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    if (!known_.count(it.key())) {
+      std::vector<std::string> known(known_.begin(), known_.end());
+      throw InputError(file_, path_ + "/" + escape_pointer(it.key()),
+                       "unknown key (this object takes: " +
+                           (known.empty() ? std::string("see the schema") : fmt::format("{}", fmt::join(known, ", "))) + ")");
+    }
+  }
+}
+
+}  // namespace gossipsim

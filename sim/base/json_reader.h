@@ -1,0 +1,67 @@
+// Reading JSON input with the path of every value, so that each error names
+// the file, the JSON path (RFC 6901 pointer, e.g. /network/links/latency_ms)
+// and what was expected. A reader remembers every key it was asked about
+// (read or tested with has()); done() refuses any other key, so unknown or
+// misspelt options never pass silently.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/base/error.h"
+
+namespace gossipsim {
+
+class JsonReader {
+ public:
+  JsonReader(const nlohmann::json& value, std::string file, std::string path = "");
+
+  // Parses a file; a missing file or a syntax error is an InputError.
+  static nlohmann::json parse_file(const std::string& file);
+
+  const nlohmann::json& value() const { return *value_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+  std::string path_of(const std::string& key) const { return path_ + "/" + key; }
+
+  bool has(const std::string& key) const;
+  JsonReader at(const std::string& key) const;  // required key, any type
+  std::optional<JsonReader> child(const std::string& key) const;
+
+  double number(const std::string& key) const;
+  double number(const std::string& key, double fallback) const;
+  int64_t integer(const std::string& key) const;
+  int64_t integer(const std::string& key, int64_t fallback) const;
+  std::string string(const std::string& key) const;
+  std::string string(const std::string& key, const std::string& fallback) const;
+  bool boolean(const std::string& key, bool fallback) const;
+  std::vector<double> numbers(const std::string& key) const;
+
+  // This value itself, with a type check.
+  double as_number() const;
+  int64_t as_integer() const;
+  std::string as_string() const;
+  size_t array_size() const;           // fails unless an array
+  JsonReader element(size_t i) const;  // element of an array
+
+  void expect_object() const;
+  [[noreturn]] void fail(const std::string& expected) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+  // Checks a value read from `key` against a condition.
+  void require(bool ok, const std::string& key, const std::string& expected) const {
+    if (!ok) fail(key, expected);
+  }
+  // Refuses the keys of this object that were never read.
+  void done() const;
+
+ private:
+  const nlohmann::json* value_;
+  std::string file_, path_;
+  mutable std::set<std::string> known_;
+};
+
+}  // namespace gossipsim

@@ -1,0 +1,88 @@
+// What the methods ask of the training side, without LibTorch: kernels/
+// implements it with real models; NullLearner (timeline-only runs and
+// network studies) does no training at all.
+//
+// Contract: nodes are 0..node_count()-1. step(n) runs one mini-batch
+// iteration of node n; steps of different nodes may run concurrently through
+// step_all, steps of one node never do. A snapshot is a copy of a node's
+// model (parameters and running statistics) taken now; merge folds one into a
+// node: x_r <- (w_self x_r + w_other s) / (w_self + w_other).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/base/units.h"
+#include "topologies/graph.h"
+
+namespace gossipsim {
+
+struct ModelSnapshot {
+  virtual ~ModelSnapshot() = default;
+};
+using SnapshotPtr = std::shared_ptr<const ModelSnapshot>;
+
+struct Evaluation {
+  double accuracy = 0, loss = 0;  // of the average model
+  bool per_node = false;          // whether the node fields below are filled
+  double node_accuracy_mean = 0, node_accuracy_min = 0, node_accuracy_max = 0;
+  double node_loss_mean = 0, node_loss_min = 0, node_loss_max = 0;
+  double consensus = 0;           // mean over nodes of ||x_i - x_bar||^2
+};
+
+class Learner {
+ public:
+  virtual ~Learner() = default;
+  virtual int node_count() const = 0;
+  virtual Bytes model_bytes() const = 0;  // what a transfer of one model carries
+  virtual bool trains() const { return true; }
+
+  virtual void step(NodeId n) = 0;
+  virtual void step_all(const std::vector<NodeId>& nodes) {
+    for (NodeId n : nodes) step(n);
+  }
+  virtual SnapshotPtr snapshot(NodeId n) = 0;
+  virtual void merge(NodeId receiver, const ModelSnapshot& s, double w_self, double w_other) = 0;
+  // All nodes take the mean of all models (and of their optimizer state).
+  virtual void average_all() = 0;
+  virtual Evaluation evaluate(bool per_node) = 0;
+
+  virtual int64_t batch() const = 0;
+  virtual int64_t train_size() const = 0;
+  virtual double kernel_seconds() const = 0;  // wall time spent inside kernels so far
+  virtual std::vector<std::vector<int64_t>> label_histogram() const { return {}; }
+};
+
+// A learner for `nodes` nodes, all from the same initial model. Data are
+// loaded once per factory and shared by the learners it makes.
+class LearnerFactory {
+ public:
+  virtual ~LearnerFactory() = default;
+  virtual std::unique_ptr<Learner> make(int nodes) = 0;
+};
+
+// No training: snapshots are empty, evaluations NaN. Timing is unaffected.
+class NullLearner : public Learner {
+ public:
+  NullLearner(int nodes, Bytes model_bytes, int64_t batch = 32, int64_t train_size = 60000)
+      : nodes_(nodes), bytes_(model_bytes), batch_(batch), train_size_(train_size) {}
+  int node_count() const override { return nodes_; }
+  Bytes model_bytes() const override { return bytes_; }
+  bool trains() const override { return false; }
+  void step(NodeId) override {}
+  SnapshotPtr snapshot(NodeId) override { return std::make_shared<ModelSnapshot>(); }
+  void merge(NodeId, const ModelSnapshot&, double, double) override {}
+  void average_all() override {}
+  Evaluation evaluate(bool) override;
+  int64_t batch() const override { return batch_; }
+  int64_t train_size() const override { return train_size_; }
+  double kernel_seconds() const override { return 0; }
+
+ private:
+  int nodes_;
+  Bytes bytes_;
+  int64_t batch_, train_size_;
+};
+
+}  // namespace gossipsim

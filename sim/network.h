@@ -1,0 +1,112 @@
+// The flow-level network model.
+//
+// Resources: every compute node's access uplink and downlink, and each
+// direction of every link (full duplex). A transfer is a flow over the route
+// uplink(src) -> links of the path -> downlink(dst); the path is the shortest
+// by latency over the graph (ties: fewest hops, then Boost's Dijkstra order,
+// which is deterministic), computed once per source on first use.
+//
+// A flow first spends its route's latency (the sum of its links') without
+// using bandwidth, then drains its bytes. Draining flows share every resource
+// by max-min fairness, solved by progressive filling. When a flow starts
+// draining or ends, only the flows connected to it through shared resources
+// (directly or transitively) are re-solved: the cost of a change grows with
+// that group, not with the number of flows in the network. Finish times are
+// kept in an ordered index, and the network holds at most one event in the
+// simulator: its next completion. Alone on its route, a flow finishes at
+// start + latency + bytes / bottleneck capacity (SimGrid's convention),
+// rounded to the nanosecond.
+//
+// Control messages cost their route's latency only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/simulator.h"
+#include "topologies/graph.h"
+
+namespace gossipsim {
+
+using FlowId = uint64_t;
+
+struct FlowRecord {
+  FlowId id = 0;
+  NodeId src = 0, dst = 0;
+  Bytes size;
+  Time start, drain_start, finish;
+};
+
+struct Route {
+  std::vector<int> resources;  // uplink, link directions, downlink
+  Time latency;
+  Rate bottleneck;
+};
+
+class Network {
+ public:
+  using FlowDone = std::function<void(const FlowRecord&)>;
+
+  Network(Simulator& sim, const Topology& topology);
+  ~Network();
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  FlowId start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done);
+  void send_control(NodeId src, NodeId dst, Simulator::Action on_arrival);
+
+  const Route& route(NodeId src, NodeId dst);
+  // What a transfer of `size` would take alone on its route.
+  Time nominal_time(NodeId src, NodeId dst, Bytes size);
+
+  size_t active_flows() const { return live_; }
+  // Current max-min rate of a draining flow (0 while in its latency phase).
+  Rate rate(FlowId id) const;
+  // Flows re-solved so far, summed over all changes (for benchmarks).
+  uint64_t flows_resolved() const { return flows_resolved_; }
+  uint64_t changes() const { return changes_; }
+
+ private:
+  struct Flow;
+  struct Resource {
+    double capacity = 0;           // bytes per second
+    std::vector<uint32_t> flows;   // draining flows on it
+    // scratch for progressive filling
+    double remaining = 0;
+    int unfixed = 0;
+    uint64_t stamp = 0;
+  };
+
+  int uplink(NodeId n) const { return 2 * n; }
+  int downlink(NodeId n) const { return 2 * n + 1; }
+  void build_routes_from(NodeId src);
+  void activate(uint32_t slot);
+  void resolve(const std::vector<int>& seeds);
+  void on_completion_event();
+  void reschedule();
+  uint32_t slot_of(FlowId id) const;
+
+  Simulator& sim_;
+  const Topology& topology_;
+  std::vector<Resource> resources_;
+  std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
+  std::vector<std::vector<Route>> routes_;             // [src][dst], built per source on demand
+  std::vector<std::unique_ptr<Flow>> flows_;           // slab
+  std::vector<uint32_t> free_flows_;
+  std::unordered_map<FlowId, uint32_t> live_ids_;
+  std::set<std::pair<int64_t, uint32_t>> finishing_;   // (finish ns, slot)
+  EventHandle next_event_;
+  int64_t next_event_time_ = -1;
+  FlowId next_id_ = 1;
+  size_t live_ = 0;
+  uint64_t stamp_ = 0;
+  uint64_t flows_resolved_ = 0, changes_ = 0;
+  std::vector<uint32_t> scratch_flows_;
+  std::vector<int> scratch_resources_;
+};
+
+}  // namespace gossipsim

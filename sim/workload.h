@@ -1,0 +1,58 @@
+// What each node trains, as plain data (no LibTorch), read from /workload.
+// kernels/ turns it into datasets, models and a Learner.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gossipsim {
+
+struct PartitionSpec {
+  enum class Kind { kIid, kDirichlet, kShards } kind = Kind::kIid;
+  double alpha = 0.5;        // dirichlet concentration, > 0; small = strong label skew
+  int classes_per_node = 2;  // shards: classes each node holds
+};
+
+struct ModelSpec {
+  std::string name = "cnn";             // mlp | cnn | cnn-wide | resnet20
+  std::vector<int64_t> hidden = {128};  // mlp: hidden layer widths
+  std::string norm = "batch";           // resnet20: batch | group
+};
+
+struct SyntheticSpec {
+  int classes = 10;
+  std::vector<int64_t> shape = {1, 28, 28};  // one sample; {D} for vectors
+  int64_t train = 6000, test = 1000;         // samples
+  double noise = 1.0;                        // std around each class prototype (prototypes have std 1)
+};
+
+struct LrSchedule {
+  enum class Kind { kConstant, kStep, kCosine } kind = Kind::kConstant;
+  double every_epochs = 1;  // step: multiply by gamma every this many local epochs
+  double gamma = 0.1;       // step
+  double epochs = 10;       // cosine: local epochs to reach 0
+};
+
+struct OptimizerSpec {
+  double lr = 0.05;           // learning rate
+  double momentum = 0.0;      // heavy-ball momentum (PyTorch's SGD convention), [0, 1)
+  double weight_decay = 0.0;  // L2 coefficient added to the gradient
+  LrSchedule schedule;
+};
+
+struct WorkloadSpec {
+  std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic
+  std::string data_dir;                   // default: /usr/share/datasets/fashion-mnist for fashion-mnist
+  bool coarse_labels = false;             // cifar100: 20 superclasses instead of 100 classes
+  int64_t train_samples = 0;              // keep only the first n training samples (0: all)
+  SyntheticSpec synthetic;
+  ModelSpec model;
+  int64_t batch = 32;                     // mini-batch size per node iteration
+  OptimizerSpec optimizer;
+  PartitionSpec partition;
+  std::string device = "cpu";             // cpu | cuda
+  int workers = 1;                        // threads stepping nodes concurrently (results do not depend on it)
+};
+
+}  // namespace gossipsim

@@ -1,0 +1,375 @@
+#include "topologies/builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/graph/graphml.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "topologies/generators.h"
+
+namespace gossipsim {
+
+namespace fs = std::filesystem;
+
+std::string topology_data_dir() {
+  if (fs::exists("topologies/data")) return "topologies/data";
+#ifdef GOSSIPSIM_TOPOLOGY_DATA_DIR
+  return GOSSIPSIM_TOPOLOGY_DATA_DIR;
+#else
+  return "topologies/data";
+#endif
+}
+
+namespace {
+
+// A vertex or edge value a file may fix; NaN where it leaves it open.
+struct Raw {
+  std::string name;
+  std::string router = "false";
+  double up = NAN, down = NAN;
+};
+struct RawEdge {
+  double bandwidth = NAN, latency = NAN;
+};
+using RawGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, Raw, RawEdge>;
+
+uint64_t pair_key(size_t a, size_t b) {
+  if (a > b) std::swap(a, b);
+  return (static_cast<uint64_t>(a) << 32) | b;
+}
+
+int positive_int(const JsonReader& r, const std::string& key, int min) {
+  int64_t v = r.integer(key);
+  r.require(v >= min && v <= 10'000'000, key, fmt::format("an integer >= {}", min));
+  return static_cast<int>(v);
+}
+
+// The structure generators shared by /topology and /topology/peers.
+bool structure(const JsonReader& r, const std::string& kind, const Streams& streams, const char* purpose,
+               int& n, EdgeList& edges, bool& hub_router) {
+  Rng rng = streams.stream(purpose);
+  hub_router = false;
+  auto probability = [&](const std::string& key) {
+    double p = r.number(key);
+    r.require(p >= 0 && p <= 1, key, "a probability in [0, 1]");
+    return p;
+  };
+  try {
+    if (kind == "torus") {
+      int rows = positive_int(r, "rows", 1), cols = positive_int(r, "cols", 1);
+      if (r.has("nodes")) r.require(r.integer("nodes") == rows * cols, "nodes", "rows * cols");
+      n = rows * cols;
+      edges = torus_edges(rows, cols);
+      return true;
+    }
+    if (kind != "complete" && kind != "ring" && kind != "star" && kind != "random-regular" &&
+        kind != "erdos-renyi" && kind != "watts-strogatz" && kind != "barabasi-albert")
+      return false;
+    n = positive_int(r, "nodes", 1);
+    if (kind == "complete") edges = complete_edges(n);
+    if (kind == "ring") edges = ring_edges(n);
+    if (kind == "star") {
+      edges = star_edges(n + 1);
+      hub_router = true;
+    }
+    if (kind == "random-regular") {
+      int d = positive_int(r, "degree", 1);
+      r.require(d < n && (static_cast<long>(n) * d) % 2 == 0, "degree", "a degree < nodes with nodes*degree even");
+      edges = random_regular_edges(n, d, rng);
+    }
+    if (kind == "erdos-renyi") edges = erdos_renyi_edges(n, probability("p"), rng);
+    if (kind == "watts-strogatz") {
+      int k = positive_int(r, "k", 2);
+      r.require(k % 2 == 0 && k < n, "k", "an even k < nodes");
+      edges = watts_strogatz_edges(n, k, probability("beta"), rng);
+    }
+    if (kind == "barabasi-albert") {
+      int m = positive_int(r, "m", 1);
+      r.require(m < n, "m", "m < nodes");
+      edges = barabasi_albert_edges(n, m, rng);
+    }
+  } catch (const std::invalid_argument& e) {
+    r.fail(e.what());
+  } catch (const std::runtime_error& e) {
+    r.fail(e.what());
+  }
+  return true;
+}
+
+struct Builder {
+  const LinkDefaults& defaults;
+  const Streams& streams;
+  Topology t;
+
+  Vertex add(std::string name, bool is_node, std::string region = "", double up = NAN, double down = NAN) {
+    Vertex v = boost::add_vertex(t.graph);
+    auto& info = t.graph[v];
+    info.name = std::move(name);
+    info.is_node = is_node;
+    info.region = std::move(region);
+    if (is_node) {
+      NodeId id = t.node_count();
+      Rng up_rng = streams.stream("access-up", id), down_rng = streams.stream("access-down", id);
+      double u = std::isnan(up) ? defaults.up_mbps.sample(up_rng) : up;
+      double d = std::isnan(down) ? defaults.down_mbps.sample(down_rng) : down;
+      info.up = mbps(u);
+      info.down = mbps(d);
+      t.nodes.push_back(v);
+    }
+    return v;
+  }
+
+  void link(Vertex a, Vertex b, double bandwidth = NAN, double latency = NAN) {
+    uint64_t key = pair_key(a, b);
+    Rng lat_rng = streams.stream("link-latency", key), bw_rng = streams.stream("link-bandwidth", key);
+    double lat = std::isnan(latency) ? defaults.latency_ms.sample(lat_rng) : latency;
+    double bw = std::isnan(bandwidth) ? defaults.bandwidth_mbps.sample(bw_rng) : bandwidth;
+    boost::add_edge(a, b, EdgeInfo{mbps(bw), milliseconds(lat)}, t.graph);
+  }
+};
+
+void build_geo(const JsonReader& r, Builder& b) {
+  int n = positive_int(r, "nodes", 1);
+  std::string file = r.string("regions_file", "cloud8");
+  if (!fs::exists(file)) file = topology_data_dir() + "/" + file + (fs::path(file).has_extension() ? "" : ".json");
+  if (!fs::exists(file)) r.fail("regions_file", "a region file name in topologies/data or a path to one");
+  nlohmann::json data = JsonReader::parse_file(file);
+  JsonReader g(data, file);
+  std::vector<std::string> names;
+  JsonReader regions = g.at("regions");
+  for (size_t i = 0; i < regions.array_size(); ++i) names.push_back(regions.element(i).as_string());
+  const size_t k = names.size();
+  auto matrix = [&](const std::string& key) {
+    JsonReader m = g.at(key);
+    m.require(m.array_size() == k, "", fmt::format("a {}x{} matrix", k, k));
+    std::vector<std::vector<double>> out(k);
+    for (size_t i = 0; i < k; ++i) {
+      JsonReader row = m.element(i);
+      if (row.array_size() != k) row.fail(fmt::format("a row of {} numbers", k));
+      for (size_t j = 0; j < k; ++j) out[i].push_back(row.element(j).as_number());
+    }
+    return out;
+  };
+  auto rtt = matrix("rtt_ms");
+  auto bandwidth = matrix("bandwidth_mbps");
+  JsonReader intra = g.at("intra_region");
+  double intra_latency = intra.number("latency_ms"), intra_bandwidth = intra.number("bandwidth_mbps");
+  intra.done();
+  g.at("sources");
+  g.string("name", "");
+  g.string("notes", "");
+  g.done();
+
+  std::vector<size_t> chosen;
+  if (auto subset = r.child("regions")) {
+    for (size_t i = 0; i < subset->array_size(); ++i) {
+      std::string want = subset->element(i).as_string();
+      auto it = std::find(names.begin(), names.end(), want);
+      if (it == names.end()) subset->element(i).fail("a region of " + file);
+      chosen.push_back(it - names.begin());
+    }
+  } else {
+    for (size_t i = 0; i < k; ++i) chosen.push_back(i);
+  }
+  std::vector<Vertex> routers;
+  for (size_t c : chosen) routers.push_back(b.add("router:" + names[c], false, names[c]));
+  for (size_t x = 0; x < chosen.size(); ++x)
+    for (size_t y = x + 1; y < chosen.size(); ++y)
+      b.link(routers[x], routers[y], bandwidth[chosen[x]][chosen[y]], rtt[chosen[x]][chosen[y]] / 2);
+  for (int i = 0; i < n; ++i) {
+    size_t c = i % chosen.size();
+    Vertex v = b.add(fmt::format("n{}", i), true, names[chosen[c]]);
+    b.link(v, routers[c], intra_bandwidth, intra_latency);
+  }
+  b.t.description = fmt::format("geo: {} nodes over {} regions of {}", n, chosen.size(), file);
+}
+
+bool truthy(const std::string& s) { return s == "1" || s == "true" || s == "yes"; }
+
+void build_from_raw(const RawGraph& raw, Builder& b) {
+  std::vector<Vertex> map(boost::num_vertices(raw));
+  for (size_t v = 0; v < map.size(); ++v) {
+    const Raw& x = raw[v];
+    map[v] = b.add(x.name.empty() ? fmt::format("v{}", v) : x.name, !truthy(x.router), "", x.up, x.down);
+  }
+  for (auto [it, end] = boost::edges(raw); it != end; ++it) {
+    auto s = boost::source(*it, raw), d = boost::target(*it, raw);
+    b.link(map[s], map[d], raw[*it].bandwidth, raw[*it].latency);
+  }
+}
+
+void load_file(const JsonReader& r, Builder& b) {
+  fs::path path = r.string("path");
+  if (path.is_relative() && !r.file().empty()) {
+    fs::path beside = fs::path(r.file()).parent_path() / path;
+    if (fs::exists(beside) || !fs::exists(path)) path = beside;
+  }
+  std::string ext = path.extension().string();
+  std::string format = r.string("format", ext == ".graphml" || ext == ".xml" ? "graphml" : ext == ".dot" || ext == ".gv" ? "dot" : "json");
+  if (!fs::exists(path)) r.fail("path", "an existing topology file (" + path.string() + " not found)");
+  const std::string file = path.string();
+  if (format == "json") {
+    nlohmann::json data = JsonReader::parse_file(file);
+    JsonReader doc(data, file);
+    std::map<std::string, Vertex> by_name;
+    JsonReader nodes = doc.at("nodes");
+    for (size_t i = 0; i < nodes.array_size(); ++i) {
+      JsonReader v = nodes.element(i);
+      std::string name = v.string("name");
+      if (by_name.count(name)) v.fail("name", "a name not used by another vertex");
+      bool router = v.boolean("router", false);
+      double up = NAN, down = NAN;
+      if (v.has("up_mbps")) {
+        up = v.number("up_mbps");
+        v.require(up > 0, "up_mbps", "a number > 0");
+      }
+      if (v.has("down_mbps")) {
+        down = v.number("down_mbps");
+        v.require(down > 0, "down_mbps", "a number > 0");
+      }
+      by_name[name] = b.add(name, !router, v.string("region", ""), up, down);
+      v.done();
+    }
+    JsonReader links = doc.at("links");
+    for (size_t i = 0; i < links.array_size(); ++i) {
+      JsonReader l = links.element(i);
+      auto end = [&](const std::string& key) {
+        std::string name = l.string(key);
+        if (!by_name.count(name)) l.fail(key, "the name of a vertex in /nodes");
+        return by_name[name];
+      };
+      Vertex a = end("a"), c = end("b");
+      double bw = NAN, lat = NAN;
+      Rng rng = b.streams.stream("link-values", pair_key(a, c));
+      if (l.has("bandwidth_mbps")) bw = Distribution::parse(l.at("bandwidth_mbps"), Distribution::Domain::kPositive).sample(rng);
+      if (l.has("latency_ms")) lat = Distribution::parse(l.at("latency_ms"), Distribution::Domain::kNonNegative).sample(rng);
+      b.link(a, c, bw, lat);
+      l.done();
+    }
+    doc.string("name", "");
+    doc.string("description", "");
+    doc.done();
+  } else if (format == "graphml" || format == "dot") {
+    RawGraph raw;
+    boost::dynamic_properties dp(boost::ignore_other_properties);
+    dp.property("name", boost::get(&Raw::name, raw));
+    dp.property("router", boost::get(&Raw::router, raw));
+    dp.property("up_mbps", boost::get(&Raw::up, raw));
+    dp.property("down_mbps", boost::get(&Raw::down, raw));
+    dp.property("bandwidth_mbps", boost::get(&RawEdge::bandwidth, raw));
+    dp.property("latency_ms", boost::get(&RawEdge::latency, raw));
+    std::ifstream in(file);
+    try {
+      if (format == "graphml") {
+        boost::read_graphml(in, raw, dp);
+      } else {
+        dp.property("node_id", boost::get(&Raw::name, raw));
+        boost::read_graphviz(in, raw, dp, "node_id");
+      }
+    } catch (const std::exception& e) {
+      throw InputError(file, "", std::string("a valid ") + format + " graph: " + e.what());
+    }
+    build_from_raw(raw, b);
+  } else {
+    r.fail("format", "one of json, graphml, dot");
+  }
+  if (b.t.nodes.empty()) throw InputError(file, "", "at least one compute node");
+  b.t.description = fmt::format("file {}: {} nodes, {} vertices", file, b.t.node_count(), boost::num_vertices(b.t.graph));
+}
+
+std::vector<std::vector<NodeId>> adjacency(int n, const EdgeList& edges) {
+  std::vector<std::vector<NodeId>> adj(n);
+  for (auto [a, c] : edges) {
+    adj[a].push_back(c);
+    adj[c].push_back(a);
+  }
+  for (auto& row : adj) {
+    std::sort(row.begin(), row.end());
+    row.erase(std::unique(row.begin(), row.end()), row.end());
+  }
+  return adj;
+}
+
+}  // namespace
+
+Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const Streams& streams) {
+  r.expect_object();
+  Builder b{defaults, streams, {}};
+  const std::string kind = r.string("generator");
+  int n = 0;
+  EdgeList edges;
+  bool hub_router = false;
+  if (kind == "geo") {
+    build_geo(r, b);
+  } else if (kind == "file") {
+    load_file(r, b);
+  } else if (structure(r, kind, streams, "topology", n, edges, hub_router)) {
+    // The star's hub is a router (vertex 0); nodes are its leaves.
+    for (int v = 0; v < n + (hub_router ? 1 : 0); ++v) {
+      bool router = hub_router && v == 0;
+      b.add(router ? "hub" : fmt::format("n{}", v - (hub_router ? 1 : 0)), !router);
+    }
+    for (auto [a, c] : edges) b.link(a, c);
+    b.t.description = fmt::format("{}: {} nodes", kind, n);
+  } else {
+    r.fail("generator",
+           "one of complete, ring, torus, star, random-regular, erdos-renyi, watts-strogatz, barabasi-albert, geo, file");
+  }
+
+  Topology& t = b.t;
+  std::vector<int> node_index(boost::num_vertices(t.graph), -1);
+  for (NodeId i = 0; i < t.node_count(); ++i) node_index[t.nodes[i]] = i;
+  bool has_routers = boost::num_vertices(t.graph) > t.nodes.size();
+  if (auto peers = r.child("peers")) {
+    int pn = 0;
+    EdgeList pe;
+    bool unused = false;
+    std::string pk = peers->string("generator");
+    if (!structure(*peers, pk, streams, "peers", pn, pe, unused) || pk == "star")
+      peers->fail("generator", "one of complete, ring, torus, random-regular, erdos-renyi, watts-strogatz, barabasi-albert");
+    if (pn != t.node_count()) peers->fail("nodes", fmt::format("{} (the topology's compute nodes)", t.node_count()));
+    t.peers = adjacency(pn, pe);
+    peers->done();
+  } else if (has_routers) {
+    t.peers = adjacency(t.node_count(), complete_edges(t.node_count()));
+  } else {
+    EdgeList ne;
+    for (auto [it, end] = boost::edges(t.graph); it != end; ++it)
+      ne.emplace_back(node_index[boost::source(*it, t.graph)], node_index[boost::target(*it, t.graph)]);
+    t.peers = adjacency(t.node_count(), ne);
+  }
+  r.done();
+  if (t.node_count() > 1)
+    for (NodeId i = 0; i < t.node_count(); ++i)
+      if (t.peers[i].empty()) r.fail(fmt::format("every node to have a peer (node {} has none)", i));
+  return t;
+}
+
+std::string to_dot(const Topology& t) {
+  std::ostringstream out;
+  out << "graph topology {\n  // " << t.description << "\n";
+  for (auto [it, end] = boost::vertices(t.graph); it != end; ++it) {
+    const auto& v = t.graph[*it];
+    if (v.is_node)
+      out << fmt::format("  v{} [label=\"{}\", up_mbps={:.6g}, down_mbps={:.6g}{}];\n", *it, v.name,
+                         v.up.megabits_per_second(), v.down.megabits_per_second(),
+                         v.region.empty() ? "" : ", region=\"" + v.region + "\"");
+    else
+      out << fmt::format("  v{} [label=\"{}\", router=1, shape=box];\n", *it, v.name);
+  }
+  for (auto [it, end] = boost::edges(t.graph); it != end; ++it) {
+    const auto& e = t.graph[*it];
+    out << fmt::format("  v{} -- v{} [bandwidth_mbps={:.6g}, latency_ms={:.6g}];\n", boost::source(*it, t.graph),
+                       boost::target(*it, t.graph), e.capacity.megabits_per_second(), e.latency.seconds() * 1e3);
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace gossipsim
