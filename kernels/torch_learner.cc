@@ -18,6 +18,23 @@ namespace gossipsim {
 
 bool torch_has_cuda() { return torch::cuda::is_available(); }
 
+int64_t model_state_bytes(const WorkloadSpec& spec) {
+  std::vector<int64_t> shape = {1, 28, 28};
+  int classes = 10;
+  if (spec.dataset == "cifar100") {
+    shape = {3, 32, 32};
+    classes = spec.coarse_labels ? 20 : 100;
+  } else if (spec.dataset == "synthetic") {
+    shape = spec.synthetic.shape;
+    classes = spec.synthetic.classes;
+  }
+  auto net = make_model(spec.model, shape, classes);
+  int64_t n = 0;
+  for (const auto& p : net->parameters()) n += p.numel();
+  for (const auto& b : float_buffers(*net)) n += b.numel();
+  return 4 * n;
+}
+
 namespace {
 
 struct TorchSnapshot : ModelSnapshot {
@@ -70,7 +87,7 @@ class TorchLearner : public Learner {
 
   int node_count() const override { return store_->node_count(); }
   Bytes model_bytes() const override {
-    return bytes(4 * (store_->param_count() + store_->buffer_count()));
+    return bytes(spec_.model_bytes > 0 ? spec_.model_bytes : 4 * (store_->param_count() + store_->buffer_count()));
   }
   int64_t batch() const override { return spec_.batch; }
   int64_t train_size() const override { return shared_->data.train.size(); }

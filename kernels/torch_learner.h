@@ -17,6 +17,10 @@ namespace gossipsim {
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed,
                                                    int64_t test_samples);
 
+// Bytes of one model of the workload (float32 parameters and buffers),
+// computed from the dataset's sample shape without loading any data.
+int64_t model_state_bytes(const WorkloadSpec& spec);
+
 // Whether this LibTorch build can use CUDA devices.
 bool torch_has_cuda();
 

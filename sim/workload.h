@@ -51,6 +51,9 @@ struct WorkloadSpec {
   int64_t batch = 32;                     // mini-batch size per node iteration
   OptimizerSpec optimizer;
   PartitionSpec partition;
+  int64_t model_bytes = 0;                // bytes of one model on the wire; 0: the model's parameters
+                                          // and buffers as float32 (needed with --kernels none
+                                          // only when built without LibTorch)
   std::string device = "cpu";             // cpu | cuda
   int workers = 1;                        // threads stepping nodes concurrently (results do not depend on it)
 };

@@ -1,0 +1,107 @@
+#include "analysis/writers.h"
+
+#include <fmt/format.h>
+#include <fmt/os.h>
+
+#include <cmath>
+#include <fstream>
+
+namespace gossipsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string seconds_text(Time t) {
+  const int64_t ns = t.ns();
+  return fmt::format("{}{}.{:09d}", ns < 0 ? "-" : "", std::llabs(ns) / 1000000000, std::llabs(ns) % 1000000000);
+}
+
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
+
+}  // namespace
+
+void write_metrics_csv(const fs::path& file, const MethodRun& run) {
+  auto out = fmt::output_file(file.string());
+  out.print("method,time_s,epochs,iterations,accuracy,loss,node_accuracy_mean,node_accuracy_min,node_accuracy_max,"
+            "node_loss_mean,node_loss_min,node_loss_max,consensus,bytes_sent,transfers,merges\n");
+  for (const auto& r : run.recorder.metrics) {
+    const Evaluation& e = r.eval;
+    auto node = [&](double v) { return e.per_node ? number(v) : std::string(); };
+    out.print("{},{},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", run.method.label, seconds_text(r.time), r.epochs,
+              r.iterations, number(e.accuracy), number(e.loss), node(e.node_accuracy_mean), node(e.node_accuracy_min),
+              node(e.node_accuracy_max), node(e.node_loss_mean), node(e.node_loss_min), node(e.node_loss_max),
+              number(e.consensus), r.bytes_sent, r.transfers, r.merges);
+  }
+}
+
+void write_transfers_csv(const fs::path& file, const MethodRun& run) {
+  auto out = fmt::output_file(file.string());
+  out.print("method,src,dst,bytes,snapshot_s,start_s,finish_s,merge_s,staleness_s,staleness_iterations\n");
+  for (const auto& t : run.recorder.transfers) {
+    out.print("{},{},{},{},{},{},{},{},{},{}\n", run.method.label, t.src, t.dst, t.bytes, seconds_text(t.snapshot),
+              seconds_text(t.start), t.finished ? seconds_text(t.finish) : "", t.merged ? seconds_text(t.merge) : "",
+              t.merged ? seconds_text(t.merge - t.snapshot) : "",
+              t.merged ? std::to_string(t.sender_iterations_at_merge - t.sender_iterations_at_snapshot) : "");
+  }
+}
+
+void write_nodes_csv(const fs::path& file, const MethodRun& run) {
+  auto out = fmt::output_file(file.string());
+  out.print("method,node,compute_s,idle_s,communicating_s,iterations,sent,received\n");
+  const auto& rows = run.recorder.nodes;
+  for (size_t n = 0; n < rows.size(); ++n) {
+    const auto& r = rows[n];
+    out.print("{},{},{},{},{},{},{},{}\n", run.method.label, n, seconds_text(r.compute), seconds_text(r.idle),
+              seconds_text(r.communicating), r.iterations, r.sent, r.received);
+  }
+}
+
+void write_trace_json(const fs::path& file, const MethodRun& run) {
+  auto out = fmt::output_file(file.string());
+  static const char* tracks[] = {"compute", "send", "receive"};
+  out.print("{{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out.print(",\n");
+    first = false;
+  };
+  for (size_t n = 0; n < run.recorder.nodes.size(); ++n) {
+    sep();
+    out.print(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"node {}"}}}})", n, n);
+    for (int t = 0; t < 3; ++t) {
+      sep();
+      out.print(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", n, t, tracks[t]);
+    }
+  }
+  for (const auto& e : run.recorder.trace) {
+    sep();
+    // Trace timestamps are microseconds.
+    std::string ts = fmt::format("{:.3f}", e.ts.ns() / 1000.0);
+    switch (e.ph) {
+      case 'X':
+        out.print(R"({{"ph":"X","name":"{}","pid":{},"tid":{},"ts":{},"dur":{:.3f}}})", e.name, e.node, int(e.track),
+                  ts, e.dur.ns() / 1000.0);
+        break;
+      case 's':
+      case 'f':
+        out.print(R"({{"ph":"{}","name":"{}","cat":"transfer","id":{},"pid":{},"tid":{},"ts":{}{}}})", e.ph, e.name,
+                  e.id, e.node, int(e.track), ts, e.ph == 'f' ? R"(,"bp":"e")" : "");
+        break;
+      default:
+        out.print(R"({{"ph":"i","s":"t","name":"{}","pid":{},"tid":{},"ts":{}}})", e.name, e.node, int(e.track), ts);
+    }
+  }
+  out.print("\n]}}\n");
+}
+
+void write_method_outputs(const fs::path& dir, const MethodRun& run) {
+  fs::create_directories(dir);
+  write_metrics_csv(dir / "metrics.csv", run);
+  write_transfers_csv(dir / "transfers.csv", run);
+  write_nodes_csv(dir / "nodes.csv", run);
+  if (run.recorder.trace_enabled) write_trace_json(dir / "trace.json", run);
+  std::ofstream(dir / "summary.json") << run.summary.dump(2) << "\n";
+}
+
+}  // namespace gossipsim

@@ -1,0 +1,30 @@
+// Writing a method's results: tidy CSV (one row per observation, with the
+// method's label in every row so files concatenate), summary.json and the
+// optional Chrome trace (chrome://tracing, Perfetto).
+//
+//   metrics.csv    method, time_s, epochs, iterations, accuracy, loss (average
+//                  model), node_accuracy_{mean,min,max}, node_loss_{mean,min,max},
+//                  consensus, bytes_sent, transfers, merges
+//   transfers.csv  method, src, dst, bytes, snapshot_s, start_s, finish_s,
+//                  merge_s, staleness_s, staleness_iterations (empty merge
+//                  fields: the run ended before the merge)
+//   nodes.csv      method, node, compute_s, idle_s, communicating_s,
+//                  iterations, sent, received
+// Times are virtual seconds with nanosecond precision.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "sim/runner.h"
+
+namespace gossipsim {
+
+void write_metrics_csv(const std::filesystem::path& file, const MethodRun& run);
+void write_transfers_csv(const std::filesystem::path& file, const MethodRun& run);
+void write_nodes_csv(const std::filesystem::path& file, const MethodRun& run);
+void write_trace_json(const std::filesystem::path& file, const MethodRun& run);
+// All of the above (trace only when recorded) and summary.json, into `dir`.
+void write_method_outputs(const std::filesystem::path& dir, const MethodRun& run);
+
+}  // namespace gossipsim

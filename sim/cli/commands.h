@@ -1,0 +1,27 @@
+// The gossipsim subcommands. Each returns the process exit code; bad input
+// is reported as an InputError by main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gossipsim {
+
+struct RunCommand {
+  std::string scenario;
+  std::string out;  // default results/<scenario name>
+  std::vector<std::string> sets;
+  std::vector<std::string> methods;  // labels; empty: all
+  std::string kernels = "torch";     // torch | none
+  bool trace = false;
+  bool quiet = false;
+  int workers = 0;                   // 0: the scenario's /workload/workers
+};
+
+int run_command(const RunCommand& cmd);
+int validate_command(const std::string& file, const std::vector<std::string>& sets);
+int replay_command(const std::string& file, const std::string& out);
+int topology_command(const std::string& spec, bool dot);
+int plot_command(const std::string& results, const std::string& out);
+
+}  // namespace gossipsim

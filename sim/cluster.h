@@ -1,0 +1,102 @@
+// The machinery every method shares: nodes that compute, transfers that carry
+// model snapshots, and merges at iteration boundaries (DESIGN.md section 2).
+//
+// Compute: node n's iteration lasts base(n) * (1 + jitter * u), base(n)
+// drawn once from /compute/iteration_ms, u uniform in [-1, 1] per iteration.
+// The kernel (Learner::step) runs when the iteration's completion event
+// fires; models that arrived during the iteration are merged right after it,
+// in arrival order, so running the kernel at completion is exactly running it
+// at the iteration's start.
+//
+// Transfers: send() takes the sender's snapshot now and starts a flow of
+// model_bytes. On arrival the model is merged into the receiver at once if it
+// is not computing, else queued for its iteration's end. Merge rule, from
+// the method's options: average, x_j <- (x_j + x_i) / 2; gosgd, the sender
+// halves its weight a_i and sends it along, x_j <- (a_j x_j + a_i x_i) /
+// (a_j + a_i), a_j <- a_j + a_i (Blot et al. 2016).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "sim/learner.h"
+#include "sim/network.h"
+#include "sim/recorder.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+
+namespace gossipsim {
+
+struct MethodContext {
+  Simulator& sim;
+  Network& net;
+  Learner& learner;
+  const Scenario& scenario;
+  const MethodOptions& options;
+  Recorder& recorder;
+};
+
+class Cluster {
+ public:
+  using Sent = std::function<void(const FlowRecord&)>;
+
+  Cluster(const MethodContext& ctx, int nodes);
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  Time now() const { return ctx_.sim.now(); }
+  const MethodContext& ctx() const { return ctx_; }
+
+  // One iteration of node n; `then` runs after its kernel and merges. With
+  // run_kernel false the caller runs the kernel itself (all-reduce batches them).
+  void iterate(NodeId n, std::function<void()> then, bool run_kernel = true);
+  bool computing(NodeId n) const { return nodes_[n].computing; }
+  int64_t iterations(NodeId n) const { return nodes_[n].iterations; }
+  int64_t total_iterations() const { return total_iterations_; }
+
+  void send(NodeId src, NodeId dst, Sent sent = {});
+  // Records a flow that carries no model (all-reduce chunks): counted in bytes
+  // and transfers, never merged.
+  void send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent);
+  int outgoing(NodeId n) const { return nodes_[n].outgoing; }
+  int incoming(NodeId n) const { return nodes_[n].incoming; }
+
+  const std::vector<NodeId>& peers(NodeId n) const;
+  NodeId random_peer(NodeId n);
+  Rng& rng(NodeId n) { return nodes_[n].choice_rng; }
+
+  int64_t bytes_sent() const { return bytes_sent_; }
+  int64_t transfers_done() const { return transfers_done_; }
+  int64_t merges() const { return merges_; }
+  // Fills the recorder's per-node rows at the end of a run.
+  void close();
+
+ private:
+  struct Pending {
+    SnapshotPtr model;
+    double weight;
+    size_t row;  // in recorder.transfers
+  };
+  struct Node {
+    Time base;
+    Rng jitter_rng, choice_rng;
+    bool computing = false;
+    Time iteration_start;
+    std::vector<Pending> inbox;
+    double weight = 1;  // gosgd
+    int outgoing = 0, incoming = 0;
+    Time comm_since, comm_total, compute_total;
+    int64_t iterations = 0, sent = 0, received = 0;
+  };
+
+  void deliver(NodeId dst, Pending p);
+  void merge(NodeId dst, const Pending& p);
+  void comm_change(NodeId n, int delta_out, int delta_in);
+
+  MethodContext ctx_;
+  std::vector<Node> nodes_;
+  bool gosgd_;
+  double jitter_;
+  int64_t total_iterations_ = 0, bytes_sent_ = 0, transfers_done_ = 0, merges_ = 0;
+};
+
+}  // namespace gossipsim

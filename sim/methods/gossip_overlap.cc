@@ -1,0 +1,39 @@
+// gossip-overlap (naive overlap): compute without pause. Whenever a node has
+// no outgoing transfer in flight and local_steps iterations have passed since
+// its last send, it sends to a uniformly random neighbour. It knows nothing
+// of the receivers: several senders may share one receiver's downlink.
+#include "sim/methods/method.h"
+
+namespace gossipsim {
+
+namespace {
+
+class GossipOverlap : public Method {
+ public:
+  explicit GossipOverlap(Cluster& c) : c_(c), steps_(c.ctx().options.local_steps), last_send_(c.size(), 0) {}
+
+  void start() override {
+    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
+  }
+
+ private:
+  void compute(NodeId n) {
+    c_.iterate(n, [this, n] {
+      if (c_.outgoing(n) == 0 && c_.iterations(n) - last_send_[n] >= steps_) {
+        last_send_[n] = c_.iterations(n);
+        c_.send(n, c_.random_peer(n));
+      }
+      compute(n);
+    });
+  }
+
+  Cluster& c_;
+  int steps_;
+  std::vector<int64_t> last_send_;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_gossip_overlap(Cluster& cluster) { return std::make_unique<GossipOverlap>(cluster); }
+
+}  // namespace gossipsim

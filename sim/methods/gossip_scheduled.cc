@@ -1,0 +1,244 @@
+// gossip-scheduled: the paper's method as DESIGN.md section 3 reads it.
+//
+// Nodes compute without pause and gossip with communication scheduling. Two
+// pieces of information are shared:
+//   - when each node's sending and receiving sides are free (a time <= now
+//     means free now); a reservation holds a side until its expected finish;
+//   - est(i, j), the time a model takes from i to j: seeded from the route's
+//     nominal latency and capacity, then an EWMA of observed transfers.
+// When node i is ready (local_steps iterations since its last send and
+// nothing of its own in flight or planned) it computes, for each neighbour
+// j, f_j = max(now, send_free(i), recv_free(j)) + est(i, j), picks j by the
+// selection policy, and reserves i's sending side and j's receiving side
+// until f_j. If the pair is free only later, i keeps computing and takes its
+// snapshot at the start time: the model that travels is the newest possible.
+//
+// Information is `oracle` (one board everyone reads at once) or `gossiped`
+// (each node has its own view; changes travel as control messages with
+// their route's latency). Either way, a transfer whose receiver (or sender)
+// is still busy when its start comes waits in that node's queue.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/methods/method.h"
+
+namespace gossipsim {
+
+namespace {
+
+enum Side { kSend = 0, kRecv = 1 };
+
+// The communication-enabled state, true and as each node sees it.
+class InfoBoard {
+ public:
+  InfoBoard(Cluster& c, bool gossiped) : c_(c), gossiped_(gossiped), truth_(c.size()) {
+    if (gossiped_) views_.assign(c.size(), std::vector<Entry>(2 * c.size()));
+  }
+
+  // When `viewer` believes side s of node k is free.
+  Time free_at(NodeId viewer, NodeId k, Side s) const {
+    return gossiped_ ? views_[viewer][2 * k + s].time : truth_[k].free_at(s);
+  }
+
+  void reserve(NodeId by, NodeId k, Side s, Time until) {
+    truth_[k].ends[s].push_back(until);
+    publish(by, k, s);
+  }
+  void release(NodeId by, NodeId k, Side s, Time until) {
+    auto& e = truth_[k].ends[s];
+    e.erase(std::find(e.begin(), e.end(), until));
+    publish(by, k, s);
+  }
+  int64_t control_messages() const { return messages_; }
+
+ private:
+  struct Entry {
+    Time time;
+    uint64_t version = 0;
+  };
+  struct Sides {
+    std::vector<Time> ends[2];  // open reservations per side
+    uint64_t version[2] = {0, 0};
+    Time free_at(Side s) const {
+      Time t = Time::zero();
+      for (Time e : ends[s]) t = std::max(t, e);
+      return t;
+    }
+  };
+
+  void publish(NodeId by, NodeId k, Side s) {
+    const Time t = truth_[k].free_at(s);
+    const uint64_t v = ++truth_[k].version[s];
+    if (!gossiped_) return;
+    apply(by, k, s, t, v);
+    std::vector<NodeId> to = c_.peers(by);
+    to.insert(to.end(), c_.peers(k).begin(), c_.peers(k).end());
+    to.push_back(k);
+    std::sort(to.begin(), to.end());
+    to.erase(std::unique(to.begin(), to.end()), to.end());
+    for (NodeId m : to) {
+      if (m == by) continue;
+      ++messages_;
+      c_.ctx().net.send_control(by, m, [this, m, k, s, t, v] { apply(m, k, s, t, v); });
+    }
+  }
+  void apply(NodeId viewer, NodeId k, Side s, Time t, uint64_t v) {
+    Entry& e = views_[viewer][2 * k + s];
+    if (v > e.version) e = Entry{t, v};
+  }
+
+  Cluster& c_;
+  bool gossiped_;
+  std::vector<Sides> truth_;
+  std::vector<std::vector<Entry>> views_;
+  int64_t messages_ = 0;
+};
+
+class GossipScheduled : public Method {
+ public:
+  explicit GossipScheduled(Cluster& c)
+      : c_(c),
+        opt_(c.ctx().options),
+        board_(c, opt_.info == "gossiped"),
+        node_mode_(opt_.reservation == "node"),
+        push_pull_(opt_.exchange == "push-pull"),
+        nodes_(c.size()) {
+    const Bytes size = c.ctx().learner.model_bytes();
+    for (NodeId i = 0; i < c.size(); ++i)
+      for (NodeId j : c.peers(i)) nodes_[i].est[j] = c.ctx().net.nominal_time(i, j, size);
+  }
+
+  void start() override {
+    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
+  }
+
+ private:
+  struct Plan {
+    NodeId peer;
+    Time start, finish;
+    std::vector<std::pair<NodeId, Side>> sides;  // what it reserves
+  };
+  struct Node {
+    std::map<NodeId, Time> est;  // by neighbour
+    bool planned = false;        // a transfer of its own is planned or in flight
+    int64_t last_send = 0;
+    std::vector<std::function<void()>> waiting;  // transfers waiting for this node to be free
+  };
+
+  void compute(NodeId i) {
+    c_.iterate(i, [this, i] {
+      if (!nodes_[i].planned && c_.iterations(i) - nodes_[i].last_send >= opt_.local_steps) plan(i);
+      compute(i);
+    });
+  }
+
+  // Which sides an exchange between i and j occupies.
+  std::vector<std::pair<NodeId, Side>> sides_of(NodeId i, NodeId j) const {
+    if (node_mode_) return {{i, kSend}, {i, kRecv}, {j, kSend}, {j, kRecv}};
+    if (push_pull_) return {{i, kSend}, {j, kRecv}, {j, kSend}, {i, kRecv}};
+    return {{i, kSend}, {j, kRecv}};
+  }
+
+  void plan(NodeId i) {
+    const Time now = c_.now();
+    std::vector<Plan> options;
+    for (NodeId j : c_.peers(i)) {
+      Plan p{j, now, now, sides_of(i, j)};
+      for (auto [k, s] : p.sides) p.start = std::max(p.start, board_.free_at(i, k, s));
+      p.finish = p.start + nodes_[i].est[j];
+      options.push_back(std::move(p));
+    }
+    Plan chosen = select(i, options);
+    for (auto [k, s] : chosen.sides) board_.reserve(i, k, s, chosen.finish);
+    nodes_[i].planned = true;
+    c_.ctx().sim.schedule_at(chosen.start, [this, i, chosen] { begin(i, chosen); });
+  }
+
+  Plan select(NodeId i, const std::vector<Plan>& options) {
+    const Time now = c_.now();
+    Rng& rng = c_.rng(i);
+    auto min_finish = [&](const std::vector<const Plan*>& among) {
+      Time best = Time::max();
+      for (const Plan* p : among) best = std::min(best, p->finish);
+      std::vector<const Plan*> ties;
+      for (const Plan* p : among)
+        if (p->finish == best) ties.push_back(p);
+      return *ties[uniform_index(rng, ties.size())];
+    };
+    std::vector<const Plan*> all, free_now;
+    for (const Plan& p : options) {
+      all.push_back(&p);
+      if (p.start == now) free_now.push_back(&p);
+    }
+    if (opt_.selection == "random-enabled")
+      return free_now.empty() ? min_finish(all) : *free_now[uniform_index(rng, free_now.size())];
+    if (opt_.selection == "weighted") {
+      // Probability proportional to 1 / (f_j - now).
+      double total = 0;
+      std::vector<double> w;
+      for (const Plan* p : all) total += w.emplace_back(1.0 / std::max<int64_t>(1, (p->finish - now).ns()));
+      double u = uniform01(rng) * total;
+      for (size_t k = 0; k < all.size(); ++k)
+        if ((u -= w[k]) < 0) return *all[k];
+      return *all.back();
+    }
+    return min_finish(all);
+  }
+
+  // Nodes of the exchange that still have a transfer in flight on a side it needs.
+  NodeId busy_node(NodeId i, NodeId j) const {
+    for (NodeId k : {i, j}) {
+      bool sending = c_.outgoing(k) > 0, receiving = c_.incoming(k) > 0;
+      if (node_mode_ && (sending || receiving)) return k;
+      if (!node_mode_) {
+        if ((k == i || push_pull_) && sending) return k;
+        if ((k == j || push_pull_) && receiving) return k;
+      }
+    }
+    return -1;
+  }
+
+  void begin(NodeId i, const Plan& plan) {
+    const NodeId j = plan.peer;
+    if (NodeId busy = busy_node(i, j); busy >= 0) {
+      nodes_[busy].waiting.push_back([this, i, plan] { begin(i, plan); });
+      return;
+    }
+    nodes_[i].last_send = c_.iterations(i);
+    auto pending = std::make_shared<int>(push_pull_ ? 2 : 1);
+    auto done = [this, i, plan, pending](const FlowRecord& f) {
+      if (f.src == i) {
+        Time& est = nodes_[i].est[plan.peer];
+        est = Time::ns(std::llround((1 - opt_.ewma) * est.ns() + opt_.ewma * (f.finish - f.start).ns()));
+      }
+      if (--*pending > 0) return;
+      for (auto [k, s] : plan.sides) board_.release(k == i ? i : plan.peer, k, s, plan.finish);
+      nodes_[i].planned = false;
+      wake(i);
+      wake(plan.peer);
+    };
+    c_.send(i, j, done);
+    if (push_pull_) c_.send(j, i, done);
+  }
+
+  void wake(NodeId k) {
+    std::vector<std::function<void()>> w;
+    w.swap(nodes_[k].waiting);
+    for (auto& f : w) f();
+  }
+
+  Cluster& c_;
+  const MethodOptions& opt_;
+  InfoBoard board_;
+  bool node_mode_, push_pull_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_gossip_scheduled(Cluster& cluster) {
+  return std::make_unique<GossipScheduled>(cluster);
+}
+
+}  // namespace gossipsim

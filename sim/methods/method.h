@@ -1,0 +1,27 @@
+// A method is a protocol run by every node over a Cluster. Each method reads
+// top to bottom in a file of its own; DESIGN.md section 3 defines them.
+#pragma once
+
+#include <memory>
+
+#include "sim/cluster.h"
+
+namespace gossipsim {
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  // Schedules the first events; the simulator runs the rest.
+  virtual void start() = 0;
+};
+
+std::unique_ptr<Method> make_gossip(Cluster& cluster);
+std::unique_ptr<Method> make_gossip_overlap(Cluster& cluster);
+std::unique_ptr<Method> make_gossip_scheduled(Cluster& cluster);
+std::unique_ptr<Method> make_allreduce(Cluster& cluster);
+std::unique_ptr<Method> make_single(Cluster& cluster);
+
+// By the method's name in its options.
+std::unique_ptr<Method> make_method(Cluster& cluster);
+
+}  // namespace gossipsim

@@ -1,0 +1,25 @@
+// single: one node trains on the whole training set with no communication;
+// the centralised reference curve. It runs at node 0's compute speed.
+#include "sim/methods/method.h"
+
+namespace gossipsim {
+
+namespace {
+
+class Single : public Method {
+ public:
+  explicit Single(Cluster& c) : c_(c) {}
+  void start() override { compute(); }
+
+ private:
+  void compute() {
+    c_.iterate(0, [this] { compute(); });
+  }
+  Cluster& c_;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_single(Cluster& cluster) { return std::make_unique<Single>(cluster); }
+
+}  // namespace gossipsim

@@ -1,0 +1,135 @@
+#include "sim/runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "sim/cluster.h"
+#include "sim/methods/method.h"
+#include "sim/network.h"
+#include "sim/simulator.h"
+
+namespace gossipsim {
+
+int learner_nodes(const Scenario& sc, const MethodOptions& method) {
+  return method.name == "single" ? 1 : sc.topology.node_count();
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+}  // namespace
+
+MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& learner, const RunOptions& opts) {
+  MethodRun run;
+  run.method = method;
+  run.recorder.trace_enabled = opts.trace;
+  const auto wall_start = Clock::now();
+
+  Simulator sim;
+  Network net(sim, sc.topology);
+  MethodContext ctx{sim, net, learner, sc, method, run.recorder};
+  Cluster cluster(ctx, learner.node_count());
+  auto protocol = make_method(cluster);
+
+  const double samples_per_epoch = static_cast<double>(learner.train_size());
+  auto epochs = [&] { return cluster.total_iterations() * static_cast<double>(learner.batch()) / samples_per_epoch; };
+  std::string stop_reason = "virtual_s";
+  bool reached_target = false;
+
+  auto observe = [&] {
+    MetricRow row;
+    row.time = sim.now();
+    row.epochs = epochs();
+    row.iterations = cluster.total_iterations();
+    row.eval = learner.evaluate(sc.eval.per_node && method.name != "single");
+    row.bytes_sent = cluster.bytes_sent();
+    row.transfers = cluster.transfers_done();
+    row.merges = cluster.merges();
+    run.recorder.metrics.push_back(row);
+    if (sc.stop.target_accuracy > 0 && row.eval.accuracy >= sc.stop.target_accuracy) {
+      reached_target = true;
+      stop_reason = "target_accuracy";
+      sim.stop();
+    }
+    if (opts.progress) {
+      double done = sc.stop.virtual_s > 0 ? sim.now().seconds() / sc.stop.virtual_s : row.epochs / sc.stop.epochs;
+      double elapsed = seconds_since(wall_start);
+      fmt::print(stderr, "\r{:<24} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:5.0f}s   ", method.label,
+                 sim.now().seconds(), row.epochs, row.eval.accuracy,
+                 done > 0 ? elapsed * (1 - std::min(1.0, done)) / done : 0.0);
+    }
+  };
+  const Time every = seconds(sc.eval.every_s);
+  std::function<void()> periodic = [&] {
+    observe();
+    sim.schedule(every, periodic);
+  };
+  sim.schedule(Time::zero(), periodic);
+  protocol->start();
+
+  const Time until = sc.stop.virtual_s > 0 ? seconds(sc.stop.virtual_s) : Time::max();
+  uint64_t checks = 0;
+  sim.run(until, [&] {
+    if (sc.stop.epochs > 0 && epochs() >= sc.stop.epochs) {
+      stop_reason = "epochs";
+      return false;
+    }
+    if (sc.stop.wall_s > 0 && (++checks & 1023) == 0 && seconds_since(wall_start) > sc.stop.wall_s) {
+      stop_reason = "wall_s";
+      return false;
+    }
+    return true;
+  });
+  if (run.recorder.metrics.empty() || run.recorder.metrics.back().time != sim.now()) observe();
+  if (opts.progress) fmt::print(stderr, "\n");
+  cluster.close();
+
+  const auto& rows = run.recorder.metrics;
+  const MetricRow& last = rows.back();
+  nlohmann::json targets = nlohmann::json::object();
+  for (double target : sc.eval.targets) {
+    nlohmann::json hit;  // null when never reached
+    for (const auto& r : rows)
+      if (r.eval.accuracy >= target) {
+        hit = {{"virtual_s", r.time.seconds()}, {"epochs", r.epochs}};
+        break;
+      }
+    targets[fmt::format("{:g}", target)] = hit;
+  }
+  double best = -1;
+  for (const auto& r : rows)
+    if (std::isfinite(r.eval.accuracy)) best = std::max(best, r.eval.accuracy);
+  run.summary = {
+      {"method", method.name},
+      {"label", method.label},
+      {"nodes", learner.node_count()},
+      {"model_bytes", learner.model_bytes().count},
+      {"stop_reason", reached_target ? "target_accuracy" : stop_reason},
+      {"virtual_s", sim.now().seconds()},
+      {"epochs", last.epochs},
+      {"iterations", last.iterations},
+      {"final_accuracy", number_or_null(last.eval.accuracy)},
+      {"final_loss", number_or_null(last.eval.loss)},
+      {"best_accuracy", best >= 0 ? nlohmann::json(best) : nlohmann::json()},
+      {"time_to_accuracy", targets},
+      {"bytes_sent", cluster.bytes_sent()},
+      {"transfers", cluster.transfers_done()},
+      {"merges", cluster.merges()},
+      {"events", sim.executed()},
+      {"wall_s", seconds_since(wall_start)},
+      {"kernel_wall_s", learner.kernel_seconds()},
+  };
+  return run;
+}
+
+}  // namespace gossipsim

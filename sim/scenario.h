@@ -1,0 +1,94 @@
+// A scenario: everything a run needs, read from JSON in one place into typed
+// option structs. Every option is documented here with its meaning, unit and
+// default; scenarios/scenario.schema.json says the same to editors and a
+// test keeps the two in agreement. Unknown keys are refused. Errors are
+// InputErrors that name the file, the JSON path and what was expected.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/base/distribution.h"
+#include "sim/base/units.h"
+#include "sim/workload.h"
+#include "topologies/builder.h"
+
+namespace gossipsim {
+
+// /network
+struct NetworkOptions {
+  // /network/access/{up_mbps,down_mbps}: each compute node's access capacity
+  // in Mbit/s, drawn once per node (default 100 each). /network/links/
+  // {latency_ms,bandwidth_mbps}: each link's one-way latency in ms (default
+  // 10) and capacity per direction in Mbit/s (default 1000), drawn once per
+  // link where the topology does not fix them.
+  LinkDefaults links;
+};
+
+// /compute
+struct ComputeOptions {
+  // Each node's time per mini-batch iteration, in ms, drawn once per node
+  // (heterogeneous nodes). Default 50.
+  Distribution iteration_ms = Distribution::constant(50);
+  // Per-iteration jitter: each iteration takes base * (1 + jitter * u), u
+  // uniform in [-1, 1]. 0 (default) to 0.9.
+  double jitter = 0;
+};
+
+// One entry of /methods: a method name or an object with the name and options.
+struct MethodOptions {
+  std::string name;   // gossip | gossip-overlap | gossip-scheduled | allreduce | single
+  std::string label;  // unique name of this entry in results; default: name
+  int local_steps = 1;             // gossip methods: iterations between sends, >= 1
+  std::string merge = "average";   // gossip methods: average | gosgd (sum-weights)
+  // gossip-scheduled only:
+  std::string selection = "min-finish";  // min-finish | random-enabled | weighted
+  std::string info = "oracle";           // oracle | gossiped
+  std::string reservation = "direction"; // direction | node
+  std::string exchange = "push";         // push | push-pull
+  double ewma = 0.5;  // weight of a new observation in est(i, j), (0, 1]
+};
+
+// /stop: the first condition met ends a method's run. At least one of
+// virtual_s and epochs is required.
+struct StopOptions {
+  double virtual_s = 0;        // virtual seconds; 0 = no limit
+  double epochs = 0;           // passes over the training set by all nodes together; 0 = no limit
+  double target_accuracy = 0;  // stop once the average model reaches it; 0 = off
+  double wall_s = 0;           // wall-clock budget per method, seconds; 0 = none
+};
+
+// /eval
+struct EvalOptions {
+  double every_s = 10;               // virtual seconds between evaluations, > 0
+  int64_t test_samples = 2000;       // first n test samples used (0: all)
+  std::vector<double> targets;       // accuracies for time-to-accuracy, in (0, 1]
+  bool per_node = true;              // also evaluate every node's own model
+};
+
+struct Scenario {
+  std::string file;  // where it was read from ("" when from a string)
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;  // master seed of every random stream
+  nlohmann::json document;  // the scenario as read, with --set applied
+  Topology topology;
+  NetworkOptions network;
+  ComputeOptions compute;
+  WorkloadSpec workload;
+  std::vector<MethodOptions> methods;
+  StopOptions stop;
+  EvalOptions eval;
+};
+
+// Applies "--set /json/pointer=value" overrides: value is parsed as JSON, or
+// taken as a string when it is not valid JSON.
+void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file);
+
+Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});
+
+const std::vector<std::string>& method_names();
+
+}  // namespace gossipsim
