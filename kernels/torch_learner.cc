@@ -12,11 +12,24 @@
 #include "kernels/dataset.h"
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
+#include "kernels/sgd.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
 
+namespace {
+struct TorchSnapshot : ModelSnapshot {
+  torch::Tensor params, buffers;
+};
+}  // namespace
+
 bool torch_has_cuda() { return torch::cuda::is_available(); }
+
+std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
+  const auto& s = static_cast<const TorchSnapshot&>(snapshot);
+  auto p = s.params.to(torch::kCPU).contiguous();
+  return std::vector<float>(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+}
 
 int64_t model_state_bytes(const WorkloadSpec& spec) {
   std::vector<int64_t> shape = {1, 28, 28};
@@ -36,10 +49,6 @@ int64_t model_state_bytes(const WorkloadSpec& spec) {
 }
 
 namespace {
-
-struct TorchSnapshot : ModelSnapshot {
-  torch::Tensor params, buffers;
-};
 
 struct Shared {
   WorkloadSpec spec;
@@ -279,24 +288,9 @@ class TorchLearner : public Learner {
     y = y.to(device_);
     auto params = store_->params[n];
     v.bind(params, store_->buffers[n]);
-    v.net().train();
-    v.grad().zero_();
-    auto loss = torch::nn::functional::cross_entropy(v.net().forward(x), y);
-    loss.backward();
-    v.gather_grads();
-    // SGD as PyTorch defines it: d = g + wd x; m = mu m + d; x -= lr m.
-    torch::NoGradGuard guard;
-    const auto& o = spec_.optimizer;
-    auto& g = v.grad();
-    if (o.weight_decay != 0) g.add_(params, o.weight_decay);
-    const double lr = learning_rate(s, n);
-    if (o.momentum > 0) {
-      auto m = store_->momentum[n];
-      m.mul_(o.momentum).add_(g);
-      params.add_(m, -lr);
-    } else {
-      params.add_(g, -lr);
-    }
+    forward_backward(v, x, y);
+    sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[n] : torch::Tensor(),
+               spec_.optimizer, learning_rate(s, n));
     ++s.steps;
   }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "sim/learner.h"
 #include "sim/workload.h"
@@ -16,6 +17,9 @@ namespace gossipsim {
 
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed,
                                                    int64_t test_samples);
+
+// The parameters a snapshot holds, in the order of the model's parameters().
+std::vector<float> snapshot_values(const ModelSnapshot& snapshot);
 
 // Bytes of one model of the workload (float32 parameters and buffers),
 // computed from the dataset's sample shape without loading any data.

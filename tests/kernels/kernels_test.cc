@@ -1,0 +1,352 @@
+// Kernel tests: known answers computed in the test itself (hand computations
+// in plain doubles, files written here), never by the code under test.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <zlib.h>
+
+#include <boost/random/gamma_distribution.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "kernels/dataset.h"
+#include "kernels/models.h"
+#include "kernels/node_store.h"
+#include "kernels/partition.h"
+#include "kernels/sgd.h"
+#include "kernels/torch_learner.h"
+#include "sim/base/error.h"
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("gossipsim-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+WorkloadSpec synthetic_workload(int workers = 1) {
+  WorkloadSpec w;
+  w.dataset = "synthetic";
+  w.synthetic.shape = {16};
+  w.synthetic.train = 512;
+  w.synthetic.test = 128;
+  w.model.name = "mlp";
+  w.model.hidden = {8};
+  w.batch = 16;
+  w.optimizer.lr = 0.1;
+  w.optimizer.momentum = 0.9;
+  w.optimizer.weight_decay = 1e-4;
+  w.workers = workers;
+  return w;
+}
+
+TEST(Models, CnnHasTheDocumentedParameterCount) {
+  ModelSpec spec;
+  spec.name = "cnn";
+  auto net = make_model(spec, {1, 28, 28}, 10);
+  int64_t n = 0;
+  for (auto& p : net->parameters()) n += p.numel();
+  EXPECT_EQ(n, 80202);  // 416 + 12832 + 65664 + 1290
+}
+
+TEST(Models, ResNet20RunsOnCifarShapes) {
+  ModelSpec spec;
+  spec.name = "resnet20";
+  auto net = make_model(spec, {3, 32, 32}, 100);
+  int64_t n = 0;
+  for (auto& p : net->parameters()) n += p.numel();
+  // stem 432 + bn 32; stage 1: 3 x (2 x 2304 + 64); stage 2: 4608 + 9216 + 128
+  // + 2 x (2 x 9216 + 128); stage 3: 18432 + 36864 + 256 + 2 x (2 x 36864 + 256);
+  // fc 64 x 100 + 100. (He et al.'s 0.27 M is the 10-class count, 269,722.)
+  EXPECT_EQ(n, 432 + 32 + 14016 + 51072 + 203520 + 6500);
+  auto y = net->forward(torch::zeros({2, 3, 32, 32}));
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 100}));
+  EXPECT_FALSE(float_buffers(*net).empty());  // BatchNorm running statistics
+  spec.norm = "group";
+  EXPECT_TRUE(float_buffers(*make_model(spec, {3, 32, 32}, 100)).empty());
+}
+
+// A 2-2-2 MLP with ReLU: one SGD step with momentum and weight decay,
+// checked against the same computation written out in doubles.
+TEST(Sgd, OneMomentumStepOfATinyMlpMatchesAHandComputation) {
+  const double W1[2][2] = {{0.5, -0.25}, {0.1, 0.3}}, b1[2] = {0.05, -0.1};
+  const double W2[2][2] = {{0.2, -0.4}, {0.7, 0.1}}, b2[2] = {0.0, 0.05};
+  const double X[2][2] = {{1.0, 2.0}, {-1.0, 0.5}};
+  const int Y[2] = {1, 0};
+  const double mu = 0.9, wd = 0.001, lr = 0.1, m0 = 0.01;
+
+  // Hand computation: forward, softmax cross-entropy (mean), backward.
+  double gW1[2][2] = {}, gb1[2] = {}, gW2[2][2] = {}, gb2[2] = {};
+  for (int s = 0; s < 2; ++s) {
+    double pre[2], h[2], z[2];
+    for (int i = 0; i < 2; ++i) {
+      pre[i] = W1[i][0] * X[s][0] + W1[i][1] * X[s][1] + b1[i];
+      h[i] = pre[i] > 0 ? pre[i] : 0;
+    }
+    for (int i = 0; i < 2; ++i) z[i] = W2[i][0] * h[0] + W2[i][1] * h[1] + b2[i];
+    double mx = std::max(z[0], z[1]), e0 = std::exp(z[0] - mx), e1 = std::exp(z[1] - mx);
+    double p[2] = {e0 / (e0 + e1), e1 / (e0 + e1)};
+    double dz[2] = {(p[0] - (Y[s] == 0)) / 2, (p[1] - (Y[s] == 1)) / 2};
+    for (int i = 0; i < 2; ++i) {
+      gb2[i] += dz[i];
+      for (int j = 0; j < 2; ++j) gW2[i][j] += dz[i] * h[j];
+    }
+    for (int j = 0; j < 2; ++j) {
+      double dh = W2[0][j] * dz[0] + W2[1][j] * dz[1];
+      double dpre = pre[j] > 0 ? dh : 0;
+      gb1[j] += dpre;
+      for (int k = 0; k < 2; ++k) gW1[j][k] += dpre * X[s][k];
+    }
+  }
+  // Flat order of the module's parameters: W1, b1, W2, b2.
+  std::vector<double> x0 = {W1[0][0], W1[0][1], W1[1][0], W1[1][1], b1[0], b1[1],
+                            W2[0][0], W2[0][1], W2[1][0], W2[1][1], b2[0], b2[1]};
+  std::vector<double> g = {gW1[0][0], gW1[0][1], gW1[1][0], gW1[1][1], gb1[0], gb1[1],
+                           gW2[0][0], gW2[0][1], gW2[1][0], gW2[1][1], gb2[0], gb2[1]};
+  std::vector<double> expected(12), expected_m(12);
+  for (int k = 0; k < 12; ++k) {
+    double d = g[k] + wd * x0[k];
+    expected_m[k] = mu * m0 + d;
+    expected[k] = x0[k] - lr * expected_m[k];
+  }
+
+  ModelSpec spec;
+  spec.name = "mlp";
+  spec.hidden = {2};
+  auto net = make_model(spec, {2}, 2);
+  NodeStore store(*net, 1, true);
+  ASSERT_EQ(store.param_count(), 12);
+  for (int k = 0; k < 12; ++k) store.params[0][k] = x0[k];
+  store.momentum.fill_(m0);
+  ModuleView view(net, store);
+  view.bind(store.params[0], store.buffers[0]);
+  auto x = torch::tensor({1.0f, 2.0f, -1.0f, 0.5f}).view({2, 2});
+  auto y = torch::tensor({int64_t(1), int64_t(0)});
+  OptimizerSpec o;
+  o.momentum = mu;
+  o.weight_decay = wd;
+  forward_backward(view, x, y);
+  for (int k = 0; k < 12; ++k) EXPECT_NEAR(view.grad()[k].item<double>(), g[k], 1e-6) << "gradient " << k;
+  sgd_update(store.params[0], view.grad(), store.momentum[0], o, lr);
+  for (int k = 0; k < 12; ++k) {
+    EXPECT_NEAR(store.params[0][k].item<double>(), expected[k], 1e-6) << "parameter " << k;
+    EXPECT_NEAR(store.momentum[0][k].item<double>(), expected_m[k], 1e-6) << "momentum " << k;
+  }
+}
+
+TEST(Learner, MergesAreAveragesAndWeightedAverages) {
+  auto factory = make_torch_factory(synthetic_workload(), 7, 0);
+  auto learner = factory->make(2);
+  for (int k = 0; k < 3; ++k) learner->step(0);
+  learner->step(1);
+  auto x0 = snapshot_values(*learner->snapshot(0));
+  auto x1 = snapshot_values(*learner->snapshot(1));
+  ASSERT_NE(x0, x1);
+  learner->merge(1, *learner->snapshot(0), 3.0, 1.0);  // (3 x1 + x0) / 4
+  auto merged = snapshot_values(*learner->snapshot(1));
+  for (size_t k = 0; k < x0.size(); ++k) EXPECT_NEAR(merged[k], (3.0 * x1[k] + x0[k]) / 4.0, 1e-6);
+  learner->merge(0, *learner->snapshot(1), 1.0, 1.0);
+  auto avg = snapshot_values(*learner->snapshot(0));
+  for (size_t k = 0; k < x0.size(); ++k) EXPECT_NEAR(avg[k], (x0[k] + merged[k]) / 2.0, 1e-6);
+}
+
+TEST(Learner, SameSeedGivesBitIdenticalParameters) {
+  auto run = [] {
+    auto factory = make_torch_factory(synthetic_workload(), 11, 0);
+    auto learner = factory->make(3);
+    for (int k = 0; k < 5; ++k)
+      for (NodeId n = 0; n < 3; ++n) learner->step(n);
+    return snapshot_values(*learner->snapshot(2));
+  };
+  EXPECT_EQ(run(), run());
+}
+
+TEST(Learner, InterleavedNodesEqualEachTrainedAlone) {
+  auto factory = make_torch_factory(synthetic_workload(), 3, 0);
+  auto interleaved = factory->make(2), alone = factory->make(2);
+  for (int k = 0; k < 6; ++k) {
+    interleaved->step(0);
+    interleaved->step(1);
+  }
+  for (int k = 0; k < 6; ++k) alone->step(0);
+  for (int k = 0; k < 6; ++k) alone->step(1);
+  for (NodeId n : {0, 1})
+    EXPECT_EQ(snapshot_values(*interleaved->snapshot(n)), snapshot_values(*alone->snapshot(n)));
+}
+
+TEST(Learner, ConcurrentStepsAreBitIdenticalToSequential) {
+  auto seq_factory = make_torch_factory(synthetic_workload(1), 5, 0);
+  auto par_factory = make_torch_factory(synthetic_workload(2), 5, 0);
+  auto seq = seq_factory->make(4), par = par_factory->make(4);
+  std::vector<NodeId> all = {0, 1, 2, 3};
+  for (int k = 0; k < 4; ++k) {
+    for (NodeId n : all) seq->step(n);
+    par->step_all(all);
+  }
+  for (NodeId n : all) EXPECT_EQ(snapshot_values(*seq->snapshot(n)), snapshot_values(*par->snapshot(n)));
+  auto a = seq->evaluate(true), b = par->evaluate(true);
+  EXPECT_EQ(a.accuracy, b.accuracy);
+  EXPECT_EQ(a.node_loss_mean, b.node_loss_mean);
+}
+
+TEST(Learner, AverageAllGivesEveryNodeTheMean) {
+  auto factory = make_torch_factory(synthetic_workload(), 9, 0);
+  auto learner = factory->make(3);
+  for (NodeId n = 0; n < 3; ++n)
+    for (int k = 0; k <= n; ++k) learner->step(n);
+  std::vector<std::vector<float>> x;
+  for (NodeId n = 0; n < 3; ++n) x.push_back(snapshot_values(*learner->snapshot(n)));
+  learner->average_all();
+  auto e = learner->evaluate(false);
+  EXPECT_NEAR(e.consensus, 0.0, 1e-10);
+  auto after = snapshot_values(*learner->snapshot(1));
+  for (size_t k = 0; k < after.size(); ++k) EXPECT_NEAR(after[k], (x[0][k] + x[1][k] + x[2][k]) / 3.0, 1e-6);
+}
+
+TEST(Learner, MemoryPerNodeIsItsState) {
+  WorkloadSpec w = synthetic_workload();
+  w.synthetic.shape = {1, 28, 28};
+  w.model.name = "cnn";
+  EXPECT_EQ(model_state_bytes(w), 4 * 80202);
+}
+
+// IDX files written here, gzipped and plain.
+void write_idx(const fs::path& p, const std::vector<uint8_t>& header, const std::vector<uint8_t>& body, bool gz) {
+  std::string all(header.begin(), header.end());
+  all.append(body.begin(), body.end());
+  if (gz) {
+    gzFile f = gzopen(p.c_str(), "wb");
+    gzwrite(f, all.data(), all.size());
+    gzclose(f);
+  } else {
+    std::ofstream(p, std::ios::binary) << all;
+  }
+}
+
+TEST(Datasets, IdxReaderReadsGzipAndPlainFiles) {
+  fs::path dir = temp_dir("idx");
+  std::vector<uint8_t> pixels(2 * 3 * 2);
+  std::iota(pixels.begin(), pixels.end(), 100);
+  write_idx(dir / "images.gz", {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 2}, pixels, true);
+  write_idx(dir / "labels", {0, 0, 8, 1, 0, 0, 0, 2}, {7, 3}, false);
+  auto images = read_idx((dir / "images.gz").string());
+  EXPECT_EQ(images.sizes(), (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_EQ(images[1][2][1].item<int>(), 111);
+  auto labels = read_idx((dir / "labels").string());
+  EXPECT_EQ(labels[0].item<int>(), 7);
+  EXPECT_EQ(labels[1].item<int>(), 3);
+  write_idx(dir / "bad", {0, 0, 9, 1, 0, 0, 0, 2}, {7, 3}, false);
+  EXPECT_THROW(read_idx((dir / "bad").string()), InputError);
+  write_idx(dir / "short", {0, 0, 8, 1, 0, 0, 0, 5}, {7, 3}, false);
+  EXPECT_THROW(read_idx((dir / "short").string()), InputError);
+  fs::remove_all(dir);
+}
+
+TEST(Datasets, MissingFashionMnistNamesThePackage) {
+  try {
+    load_fashion_mnist("/nonexistent/fashion");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset-fashion-mnist"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/fashion"), std::string::npos);
+  }
+}
+
+TEST(Datasets, Cifar100ReaderReadsTheBinaryFormat) {
+  fs::path dir = temp_dir("cifar");
+  auto write = [&](const std::string& name, int records) {
+    std::ofstream out(dir / name, std::ios::binary);
+    for (int r = 0; r < records; ++r) {
+      out.put(static_cast<char>(r % 20));       // coarse
+      out.put(static_cast<char>(50 + r));       // fine
+      for (int i = 0; i < 3072; ++i) out.put(static_cast<char>((i / 1024 == 1) ? 255 : 0));  // green plane full
+    }
+  };
+  write("train.bin", 3);
+  write("test.bin", 2);
+  auto d = load_cifar100(dir.string(), false);
+  EXPECT_EQ(d.train.size(), 3);
+  EXPECT_EQ(d.test.size(), 2);
+  EXPECT_EQ(d.train.labels[2].item<int64_t>(), 52);
+  EXPECT_TRUE(d.train.augment);
+  // Red 0 -> (0 - 0.5071) / 0.2673; green 255 -> (1 - 0.4865) / 0.2564.
+  EXPECT_NEAR(d.train.inputs[0][0][5][5].item<double>(), -0.5071 / 0.2673, 1e-5);
+  EXPECT_NEAR(d.train.inputs[0][1][5][5].item<double>(), (1 - 0.4865) / 0.2564, 1e-5);
+  auto coarse = load_cifar100(dir.string(), true);
+  EXPECT_EQ(coarse.train.labels[2].item<int64_t>(), 2);
+  EXPECT_EQ(coarse.train.classes, 20);
+  std::ofstream(dir / "test.bin", std::ios::binary) << "short";
+  EXPECT_THROW(load_cifar100(dir.string(), false), InputError);
+  fs::remove_all(dir);
+}
+
+std::vector<int64_t> cyclic_labels(int n, int classes) {
+  std::vector<int64_t> labels(n);
+  for (int i = 0; i < n; ++i) labels[i] = i % classes;
+  return labels;
+}
+
+TEST(Partition, DirichletHistogramFollowsTheDocumentedDrawFromItsSeed) {
+  const int classes = 4, nodes = 3;
+  auto labels = cyclic_labels(400, classes);
+  PartitionSpec spec;
+  spec.kind = PartitionSpec::Kind::kDirichlet;
+  spec.alpha = 0.3;
+  Rng rng = Streams(42).stream("partition");
+  auto hist = label_histogram(make_partition(labels, classes, nodes, spec, rng), labels, classes);
+
+  // The documented algorithm, written out again: per class, Gamma(alpha)
+  // proportions, cut points at the rounded cumulative shares.
+  Rng ref = Streams(42).stream("partition");
+  boost::random::gamma_distribution<double> gamma(spec.alpha, 1.0);
+  std::vector<std::vector<int64_t>> expected(nodes, std::vector<int64_t>(classes));
+  for (int c = 0; c < classes; ++c) {
+    std::vector<double> p(nodes);
+    double total = 0;
+    for (double& x : p) total += (x = gamma(ref));
+    for (size_t i = 100; i > 1; --i) uniform_index(ref, i);  // the class's shuffle
+    double cum = 0;
+    int64_t start = 0;
+    for (int k = 0; k < nodes; ++k) {
+      cum += p[k] / total;
+      int64_t end = k == nodes - 1 ? 100 : std::max<int64_t>(start, std::llround(cum * 100));
+      expected[k][c] = end - start;
+      start = end;
+    }
+  }
+  EXPECT_EQ(hist, expected);
+}
+
+TEST(Partition, IidAndShardsCoverEverySampleOnce) {
+  const int classes = 10, nodes = 7;
+  auto labels = cyclic_labels(1000, classes);
+  for (auto kind : {PartitionSpec::Kind::kIid, PartitionSpec::Kind::kShards}) {
+    PartitionSpec spec;
+    spec.kind = kind;
+    Rng rng(3);
+    auto p = make_partition(labels, classes, nodes, spec, rng);
+    std::vector<int> seen(labels.size(), 0);
+    size_t smallest = SIZE_MAX, largest = 0;
+    for (auto& part : p) {
+      for (int64_t i : part) ++seen[i];
+      smallest = std::min(smallest, part.size());
+      largest = std::max(largest, part.size());
+    }
+    for (int s : seen) EXPECT_EQ(s, 1);
+    if (kind == PartitionSpec::Kind::kIid) EXPECT_LE(largest - smallest, 1u);
+    if (kind == PartitionSpec::Kind::kShards) {
+      // Shards of sorted labels straddle at most two classes: at most 2k classes a node.
+      auto h = label_histogram(p, labels, classes);
+      for (auto& row : h) EXPECT_LE(std::count_if(row.begin(), row.end(), [](int64_t v) { return v > 0; }), 4);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gossipsim

@@ -1,0 +1,166 @@
+#include "sim/network.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace gossipsim {
+namespace {
+
+// Built by hand: compute nodes with access rates (bytes/s), routers, links.
+struct Net {
+  Topology t;
+  Vertex node(double up, double down) {
+    Vertex v = boost::add_vertex(t.graph);
+    t.graph[v].is_node = true;
+    t.graph[v].up = Rate::bytes_per_second(up);
+    t.graph[v].down = Rate::bytes_per_second(down);
+    t.nodes.push_back(v);
+    return v;
+  }
+  Vertex router() {
+    Vertex v = boost::add_vertex(t.graph);
+    t.graph[v].is_node = false;
+    return v;
+  }
+  void link(Vertex a, Vertex b, double rate, Time latency) {
+    boost::add_edge(a, b, EdgeInfo{Rate::bytes_per_second(rate), latency}, t.graph);
+  }
+};
+
+TEST(Network, OneFlowTakesLatencyPlusBytesOverBottleneck) {
+  Net n;
+  Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6);
+  n.link(a, b, 1e7, milliseconds(10));
+  Simulator sim;
+  Network net(sim, n.t);
+  Time finish;
+  net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+  sim.run();
+  EXPECT_EQ(finish, nanoseconds(1'010'000'000));
+  EXPECT_EQ(net.nominal_time(0, 1, bytes(1'000'000)), nanoseconds(1'010'000'000));
+}
+
+// a, c behind router r1; b, d behind r2; one shared link r1-r2 of 1e6 B/s.
+struct Dumbbell : Net {
+  Dumbbell() {
+    Vertex r1 = router(), r2 = router();
+    Vertex a = node(1e8, 1e8), b = node(1e8, 1e8), c = node(1e8, 1e8), d = node(1e8, 1e8);
+    link(a, r1, 1e8, Time::zero());
+    link(c, r1, 1e8, Time::zero());
+    link(b, r2, 1e8, Time::zero());
+    link(d, r2, 1e8, Time::zero());
+    link(r1, r2, 1e6, Time::zero());
+  }
+};
+
+TEST(Network, TwoFlowsOnOneLinkShareItAndTheSurvivorSpeedsUp) {
+  Dumbbell n;
+  Simulator sim;
+  Network net(sim, n.t);
+  Time f1, f2;
+  FlowId id1 = net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { f1 = f.finish; });
+  net.start_flow(2, 3, bytes(500'000), [&](const FlowRecord& f) { f2 = f.finish; });
+  EXPECT_DOUBLE_EQ(net.rate(id1).bytes_per_second(), 5e5);
+  sim.run();
+  EXPECT_EQ(f2, seconds(1.0));   // 500 kB at half of 1 MB/s
+  EXPECT_EQ(f1, seconds(1.5));   // 500 kB left at the full 1 MB/s
+}
+
+TEST(Network, MaxMinLeavesTheUnusedShareToTheOtherFlow) {
+  // a sends to b and c through a router; a's uplink is 2 MB/s; b's downlink
+  // holds a->b to 0.5 MB/s, so a->c gets 1.5 MB/s, not an equal 1 MB/s.
+  Net n;
+  Vertex r = n.router();
+  Vertex a = n.node(2e6, 1e8), b = n.node(1e8, 5e5), c = n.node(1e8, 1e8);
+  for (Vertex v : {a, b, c}) n.link(v, r, 1e9, Time::zero());
+  Simulator sim;
+  Network net(sim, n.t);
+  Time to_b, to_c;
+  FlowId ab = net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { to_b = f.finish; });
+  FlowId ac = net.start_flow(0, 2, bytes(1'500'000), [&](const FlowRecord& f) { to_c = f.finish; });
+  EXPECT_DOUBLE_EQ(net.rate(ab).bytes_per_second(), 5e5);
+  EXPECT_DOUBLE_EQ(net.rate(ac).bytes_per_second(), 1.5e6);
+  sim.run();
+  EXPECT_EQ(to_c, seconds(1.0));
+  EXPECT_EQ(to_b, seconds(2.0));  // still held to 0.5 MB/s by b's downlink
+}
+
+TEST(Network, LatencyPhaseUsesNoBandwidth) {
+  // Flow 1 drains alone until flow 2's latency has passed.
+  Dumbbell n;
+  n.t.graph[boost::edge(n.t.nodes[2], 0, n.t.graph).first].latency = milliseconds(500);
+  Simulator sim;
+  Network net(sim, n.t);
+  Time f1, f2;
+  net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { f1 = f.finish; });
+  net.start_flow(2, 3, bytes(250'000), [&](const FlowRecord& f) { f2 = f.finish; });
+  sim.run();
+  // 0-0.5 s: flow 1 alone sends 500 kB. Then both at 0.5 MB/s: flow 2 ends at 1.0 s,
+  // flow 1 has 250 kB left at 1 MB/s: 1.25 s.
+  EXPECT_EQ(f2, seconds(1.0));
+  EXPECT_EQ(f1, seconds(1.25));
+}
+
+TEST(Network, ControlMessagesCostLatencyOnly) {
+  Net n;
+  Vertex a = n.node(1, 1), b = n.node(1, 1);
+  n.link(a, b, 1, milliseconds(42));
+  Simulator sim;
+  Network net(sim, n.t);
+  Time arrived;
+  net.send_control(0, 1, [&] { arrived = sim.now(); });
+  sim.run();
+  EXPECT_EQ(arrived, milliseconds(42));
+}
+
+TEST(Network, RoutesFollowTheLowestLatencyPath) {
+  // a-b direct with 100 ms, or a-r-b with 10 + 10 ms.
+  Net n;
+  Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6), r = n.router();
+  n.link(a, b, 1e9, milliseconds(100));
+  n.link(a, r, 1e9, milliseconds(10));
+  n.link(r, b, 1e9, milliseconds(10));
+  Simulator sim;
+  Network net(sim, n.t);
+  EXPECT_EQ(net.route(0, 1).latency, milliseconds(20));
+  EXPECT_EQ(net.route(0, 1).resources.size(), 4u);  // uplink, two links, downlink
+}
+
+TEST(Network, AChangeResolvesOnlyItsGroup) {
+  // 50 disjoint pairs; flows in one pair never touch another's resources.
+  Net n;
+  const int pairs = 50;
+  for (int p = 0; p < pairs; ++p) {
+    Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6);
+    n.link(a, b, 1e6, Time::zero());
+  }
+  Simulator sim;
+  Network net(sim, n.t);
+  for (int p = 0; p < pairs; ++p) net.start_flow(2 * p, 2 * p + 1, bytes(1'000'000), {});
+  uint64_t before = net.flows_resolved();
+  net.start_flow(0, 1, bytes(1000), {});
+  EXPECT_EQ(net.flows_resolved() - before, 2u);  // the new flow and the one it shares with
+  sim.run();
+  EXPECT_EQ(net.active_flows(), 0u);
+}
+
+TEST(Network, ManyFlowsAllFinishAndShareFairly) {
+  // 10 equal flows into one receiver: each takes 1/10 of its downlink and all end together.
+  Net n;
+  Vertex r = n.router();
+  Vertex dst = n.node(1e9, 1e6);
+  n.link(dst, r, 1e9, Time::zero());
+  for (int k = 0; k < 10; ++k) n.link(n.node(1e9, 1e9), r, 1e9, Time::zero());
+  Simulator sim;
+  Network net(sim, n.t);
+  std::vector<Time> finish;
+  for (int k = 1; k <= 10; ++k)
+    net.start_flow(k, 0, bytes(100'000), [&](const FlowRecord& f) { finish.push_back(f.finish); });
+  sim.run();
+  ASSERT_EQ(finish.size(), 10u);
+  for (Time t : finish) EXPECT_EQ(t, seconds(1.0));
+}
+
+}  // namespace
+}  // namespace gossipsim

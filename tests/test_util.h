@@ -1,0 +1,28 @@
+// Helpers shared by the tests: building topologies and scenarios from JSON
+// text written in the test itself.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/scenario.h"
+#include "topologies/builder.h"
+
+namespace gossipsim::test {
+
+inline Topology topology_from(const std::string& json, const LinkDefaults& d = {}, uint64_t seed = 1) {
+  nlohmann::json j = nlohmann::json::parse(json);
+  return build_topology(JsonReader(j, "test"), d, Streams(seed));
+}
+
+inline Scenario scenario_from(const nlohmann::json& j) { return parse_scenario(j, "test.json"); }
+
+// A topology file written by the test: two nodes joined by one link.
+inline std::string two_nodes(double up_mbps, double down_mbps, double link_mbps, double latency_ms) {
+  return nlohmann::json{{"nodes", {{{"name", "a"}, {"up_mbps", up_mbps}, {"down_mbps", down_mbps}},
+                                   {{"name", "b"}, {"up_mbps", up_mbps}, {"down_mbps", down_mbps}}}},
+                        {"links", {{{"a", "a"}, {"b", "b"}, {"bandwidth_mbps", link_mbps}, {"latency_ms", latency_ms}}}}}
+      .dump();
+}
+
+}  // namespace gossipsim::test
