@@ -13,8 +13,10 @@ using Domain = Distribution::Domain;
 
 void one_of(const JsonReader& r, const std::string& key, const std::string& value,
             const std::vector<std::string>& allowed) {
-  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
-    r.fail(key, fmt::format("one of {}", fmt::join(allowed, ", ")));
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+  const std::string expected = fmt::format("one of {}", fmt::join(allowed, ", "));
+  if (key.empty()) r.fail(expected);
+  r.fail(key, expected);
 }
 
 std::string choice(const JsonReader& r, const std::string& key, const std::vector<std::string>& allowed) {

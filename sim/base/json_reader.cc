@@ -124,8 +124,8 @@ void JsonReader::done() const {
     if (!known_.count(it.key())) {
       std::vector<std::string> known(known_.begin(), known_.end());
       throw InputError(file_, path_ + "/" + escape_pointer(it.key()),
-                       "unknown key (this object takes: " +
-                           (known.empty() ? std::string("see the schema") : fmt::format("{}", fmt::join(known, ", "))) + ")");
+                       "unknown key; expected one of: " +
+                           (known.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(known, ", "))));
     }
   }
 }

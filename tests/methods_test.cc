@@ -1,0 +1,190 @@
+// Invariants every method must keep, checked over all of them on a
+// timeline-only learner (no training), plus closed forms and a golden run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "analysis/writers.h"
+#include "sim/runner.h"
+#include "test_util.h"
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json wan(const std::string& method) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "name": "invariants", "seed": 4,
+    "topology": {"generator": "complete", "nodes": 6},
+    "network": {"access": {"up_mbps": {"dist": "empirical", "values": [5, 50]},
+                           "down_mbps": {"dist": "empirical", "values": [10, 100]}},
+                "links": {"latency_ms": {"dist": "uniform", "min": 10, "max": 80}, "bandwidth_mbps": 1000}},
+    "compute": {"iteration_ms": {"dist": "uniform", "min": 20, "max": 60}, "jitter": 0.1},
+    "workload": {"dataset": "synthetic", "model": "mlp"},
+    "methods": [],
+    "stop": {"virtual_s": 30},
+    "eval": {"every_s": 5}
+  })");
+  j["methods"].push_back(nlohmann::json::parse(method));
+  return j;
+}
+
+MethodRun run(const nlohmann::json& j, int64_t model_bytes = 400'000, bool trace = true) {
+  Scenario sc = test::scenario_from(j);
+  NullLearner learner(learner_nodes(sc, sc.methods[0]), bytes(model_bytes));
+  RunOptions opts;
+  opts.trace = trace;
+  return run_method(sc, sc.methods[0], learner, opts);
+}
+
+class EveryMethod : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryMethod, NoModelIsMergedBeforeItsTransferFinished) {
+  MethodRun r = run(wan(GetParam()));
+  for (const auto& t : r.recorder.transfers) {
+    EXPECT_LE(t.snapshot, t.start);
+    if (t.merged) {
+      EXPECT_TRUE(t.finished);
+      EXPECT_GE(t.merge, t.finish);
+    }
+  }
+}
+
+TEST_P(EveryMethod, BytesSentAreTransfersTimesTheirSize) {
+  MethodRun r = run(wan(GetParam()));
+  int64_t bytes = 0, finished = 0;
+  for (const auto& t : r.recorder.transfers)
+    if (t.finished) {
+      bytes += t.bytes;
+      ++finished;
+      if (GetParam().find("gossip") != std::string::npos) EXPECT_EQ(t.bytes, 400'000);
+    }
+  EXPECT_EQ(r.summary["bytes_sent"].get<int64_t>(), bytes);
+  EXPECT_EQ(r.summary["transfers"].get<int64_t>(), finished);
+  if (GetParam().find("gossip") != std::string::npos) EXPECT_GT(finished, 10);
+}
+
+TEST_P(EveryMethod, SameSeedGivesIdenticalCsvFiles) {
+  auto csv = [&] {
+    MethodRun r = run(wan(GetParam()));
+    fs::path dir = fs::temp_directory_path() / ("gossipsim-det-" + std::to_string(::getpid()));
+    write_method_outputs(dir, r);
+    std::string all;
+    for (const char* f : {"metrics.csv", "transfers.csv", "nodes.csv"}) {
+      std::ifstream in(dir / f);
+      all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    fs::remove_all(dir);
+    return all;
+  };
+  std::string a = csv();
+  EXPECT_GT(a.size(), 200u);
+  EXPECT_EQ(a, csv());
+}
+
+TEST_P(EveryMethod, ComputeAndIdleTimeAddUpToTheRun) {
+  MethodRun r = run(wan(GetParam()));
+  for (const auto& n : r.recorder.nodes) {
+    EXPECT_EQ((n.compute + n.idle).ns(), seconds(30).ns());
+    EXPECT_GE(n.compute, Time::zero());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, EveryMethod,
+                         ::testing::Values(R"("gossip")", R"("gossip-overlap")", R"("gossip-scheduled")",
+                                           R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
+                                           R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
+                                           R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
+                                           R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
+                                           R"("allreduce")", R"("single")"));
+
+TEST(Gossip, ABlockedSenderNeverComputes) {
+  MethodRun r = run(wan(R"("gossip")"));
+  std::map<NodeId, std::vector<std::pair<Time, Time>>> sending;
+  for (const auto& t : r.recorder.transfers)
+    sending[t.src].emplace_back(t.start, t.finished ? t.finish : Time::max());
+  int spans = 0;
+  for (const auto& e : r.recorder.trace) {
+    if (e.ph != 'X' || e.track != kComputeTrack) continue;
+    ++spans;
+    for (auto [s, f] : sending[e.node]) EXPECT_TRUE(e.ts + e.dur <= s || e.ts >= f) << "node " << e.node;
+  }
+  EXPECT_GT(spans, 100);
+}
+
+TEST(GossipScheduled, OracleNeverStartsATransferToABusyPeer) {
+  for (const char* m : {R"("gossip-scheduled")", R"({"name":"gossip-scheduled","selection":"random-enabled"})",
+                        R"({"name":"gossip-scheduled","selection":"weighted"})"}) {
+    MethodRun r = run(wan(m));
+    std::map<NodeId, std::vector<std::pair<Time, Time>>> into, out_of;
+    for (const auto& t : r.recorder.transfers) {
+      into[t.dst].emplace_back(t.start, t.finished ? t.finish : Time::max());
+      out_of[t.src].emplace_back(t.start, t.finished ? t.finish : Time::max());
+    }
+    for (auto* side : {&into, &out_of})
+      for (auto& [node, spans] : *side) {
+        std::sort(spans.begin(), spans.end());
+        for (size_t k = 1; k < spans.size(); ++k) EXPECT_GE(spans[k].first, spans[k - 1].second) << m << " node " << node;
+      }
+  }
+}
+
+TEST(GossipOverlap, SendersDoShareReceivers) {
+  // The naive overlap knows nothing of receivers: some transfers into one node overlap.
+  MethodRun r = run(wan(R"("gossip-overlap")"));
+  std::map<NodeId, std::vector<std::pair<Time, Time>>> into;
+  for (const auto& t : r.recorder.transfers)
+    if (t.finished) into[t.dst].emplace_back(t.start, t.finish);
+  int overlaps = 0;
+  for (auto& [node, spans] : into) {
+    std::sort(spans.begin(), spans.end());
+    for (size_t k = 1; k < spans.size(); ++k) overlaps += spans[k].first < spans[k - 1].second;
+  }
+  EXPECT_GT(overlaps, 0);
+}
+
+TEST(AllReduce, StepTimeMatchesItsClosedFormOnAHomogeneousRing) {
+  // N = 4, model 4 MB: chunks of 1 MB over links of 8 Mbit/s (1 MB/s) with
+  // 10 ms latency. Step = 100 ms + 2 (N - 1) (10 ms + 1 s) = 6.16 s.
+  nlohmann::json j = wan(R"("allreduce")");
+  j["topology"] = {{"generator", "ring"}, {"nodes", 4}};
+  j["network"] = {{"access", {{"up_mbps", 1000}, {"down_mbps", 1000}}},
+                  {"links", {{"latency_ms", 10}, {"bandwidth_mbps", 8}}}};
+  j["compute"] = {{"iteration_ms", 100}};
+  MethodRun r = run(j, 4'000'000);
+  const auto& t = r.recorder.transfers;
+  ASSERT_GE(t.size(), 48u);
+  EXPECT_EQ(t[0].start, milliseconds(100));
+  EXPECT_EQ(t[0].finish, milliseconds(1110));
+  EXPECT_EQ(t[23].finish, milliseconds(6160));
+  EXPECT_EQ(t[24].start, milliseconds(6260));  // the next step's first chunk
+  EXPECT_EQ(r.recorder.nodes[0].iterations, 5);  // steps started at 0, 6.16, ..., 24.64 s
+}
+
+TEST(Golden, EventTimestampsMatchTheCommittedReference) {
+  const fs::path src = GOSSIPSIM_SOURCE_DIR;
+  nlohmann::json j = JsonReader::parse_file((src / "tests/golden/golden.json").string());
+  Scenario sc = parse_scenario(j, (src / "tests/golden/golden.json").string());
+  std::string produced;
+  for (const auto& m : sc.methods) {
+    NullLearner learner(learner_nodes(sc, m), bytes(320'808));
+    MethodRun r = run_method(sc, m, learner, {});
+    fs::path tmp = fs::temp_directory_path() / ("gossipsim-golden-" + std::to_string(::getpid()));
+    write_transfers_csv(tmp, r);
+    std::ifstream in(tmp);
+    produced += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove(tmp);
+  }
+  const fs::path reference = src / "tests/golden/golden.transfers.csv";
+  if (std::getenv("GOSSIPSIM_UPDATE_GOLDEN")) std::ofstream(reference) << produced;
+  std::ifstream in(reference);
+  std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(produced, expected);
+}
+
+}  // namespace
+}  // namespace gossipsim

@@ -1,0 +1,180 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/base/json_reader.h"
+#include "test_util.h"
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = GOSSIPSIM_SOURCE_DIR;
+
+// A small JSON Schema checker for the keywords scenario.schema.json uses:
+// type, enum, properties, required, additionalProperties (false), items,
+// minItems, oneOf, $ref (#/$defs/...), minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum. Written here so the test does not trust the loader.
+class SchemaCheck {
+ public:
+  explicit SchemaCheck(nlohmann::json schema) : root_(std::move(schema)) {}
+  bool valid(const nlohmann::json& v) const { return check(root_, v); }
+
+ private:
+  bool check(const nlohmann::json& s, const nlohmann::json& v) const {
+    if (s.contains("$ref")) {
+      std::string ref = s["$ref"];
+      return check(root_["$defs"][ref.substr(ref.rfind('/') + 1)], v);
+    }
+    if (s.contains("oneOf")) {
+      int matches = 0;
+      for (const auto& alt : s["oneOf"]) matches += check(alt, v);
+      if (matches != 1) return false;
+    }
+    if (s.contains("enum")) {
+      bool found = false;
+      for (const auto& e : s["enum"]) found |= e == v;
+      if (!found) return false;
+    }
+    if (s.contains("type")) {
+      std::string t = s["type"];
+      bool ok = (t == "object" && v.is_object()) || (t == "array" && v.is_array()) ||
+                (t == "string" && v.is_string()) || (t == "boolean" && v.is_boolean()) ||
+                (t == "number" && v.is_number()) || (t == "integer" && v.is_number_integer());
+      if (!ok) return false;
+    }
+    if (v.is_number()) {
+      double x = v.get<double>();
+      if (s.contains("minimum") && x < s["minimum"].get<double>()) return false;
+      if (s.contains("maximum") && x > s["maximum"].get<double>()) return false;
+      if (s.contains("exclusiveMinimum") && x <= s["exclusiveMinimum"].get<double>()) return false;
+      if (s.contains("exclusiveMaximum") && x >= s["exclusiveMaximum"].get<double>()) return false;
+    }
+    if (v.is_object()) {
+      for (const auto& key : s.value("required", nlohmann::json::array()))
+        if (!v.contains(key.get<std::string>())) return false;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (s.contains("properties") && s["properties"].contains(it.key())) {
+          if (!check(s["properties"][it.key()], it.value())) return false;
+        } else if (s.contains("additionalProperties") && s["additionalProperties"] == false) {
+          return false;
+        }
+      }
+    }
+    if (v.is_array()) {
+      if (s.contains("minItems") && v.size() < s["minItems"].get<size_t>()) return false;
+      if (s.contains("items"))
+        for (const auto& e : v)
+          if (!check(s["items"], e)) return false;
+    }
+    return true;
+  }
+  nlohmann::json root_;
+};
+
+nlohmann::json base() {
+  return nlohmann::json::parse(R"({
+    "name": "t", "seed": 3,
+    "topology": {"generator": "ring", "nodes": 4},
+    "network": {"access": {"up_mbps": 10, "down_mbps": {"dist": "uniform", "min": 10, "max": 20}},
+                "links": {"latency_ms": 5, "bandwidth_mbps": {"dist": "lognormal", "median": 100, "sigma": 0.5}}},
+    "compute": {"iteration_ms": 20, "jitter": 0.1},
+    "workload": {"dataset": "synthetic", "model": "mlp", "batch": 8},
+    "methods": ["gossip", {"name": "gossip-scheduled", "selection": "weighted", "info": "gossiped"}],
+    "stop": {"virtual_s": 2},
+    "eval": {"every_s": 1}
+  })");
+}
+
+std::string error_of(const nlohmann::json& j) {
+  try {
+    test::scenario_from(j);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Each mutation breaks one thing; the loader names its path.
+struct Bad {
+  std::string pointer;
+  nlohmann::json value;
+  std::string expected_in_message;
+};
+
+std::vector<Bad> bad_cases() {
+  return {
+      {"/methods/0", "gossipp", "test.json: /methods/0: expected one of gossip, gossip-overlap"},
+      {"/network/links/bandwidth_mbps", -5, "/network/links/bandwidth_mbps: expected a number > 0"},
+      {"/network/links/bandwidth_mbps/median", -1, "/network/links/bandwidth_mbps/median: expected a number > 0"},
+      {"/network/access/up_mbps", "fast", "/network/access/up_mbps: expected a number or an object"},
+      {"/workload/dataset", "imagenet", "/workload/dataset: expected one of fashion-mnist, cifar100, synthetic"},
+      {"/workload/batch", 0, "/workload/batch: expected an integer >= 1"},
+      {"/workload/optimizer", {{"lr", 0.1}, {"momentun", 0.9}}, "/workload/optimizer/momentun: unknown key"},
+      {"/compute/jitter", 2, "/compute/jitter: expected a number in [0, 0.9]"},
+      {"/stop", nlohmann::json::object(), "/stop: expected a limit"},
+      {"/eval/every_s", 0, "/eval/every_s: expected a number > 0"},
+      {"/topology/nodes", 0, "/topology/nodes: expected an integer >= 1"},
+      {"/colour", "blue", "test.json: /colour: unknown key"},
+      {"/methods/1/selection", "fastest", "/methods/1/selection: expected one of min-finish"},
+      {"/methods/1/ewma", 0, "/methods/1/ewma: expected a number in (0, 1]"},
+  };
+}
+
+TEST(Scenario, ReadsEveryOption) {
+  Scenario sc = test::scenario_from(base());
+  EXPECT_EQ(sc.seed, 3u);
+  EXPECT_EQ(sc.topology.node_count(), 4);
+  EXPECT_EQ(sc.compute.jitter, 0.1);
+  ASSERT_EQ(sc.methods.size(), 2u);
+  EXPECT_EQ(sc.methods[1].selection, "weighted");
+  EXPECT_EQ(sc.methods[1].info, "gossiped");
+  EXPECT_EQ(sc.methods[0].label, "gossip");
+}
+
+TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
+  for (const auto& b : bad_cases()) {
+    nlohmann::json j = base();
+    j[nlohmann::json::json_pointer(b.pointer)] = b.value;
+    std::string e = error_of(j);
+    EXPECT_NE(e.find(b.expected_in_message), std::string::npos) << b.pointer << " gave: " << e;
+  }
+  nlohmann::json dup = base();
+  dup["methods"] = {"gossip", "gossip"};
+  EXPECT_NE(error_of(dup).find("/methods/1: expected a unique label"), std::string::npos);
+}
+
+TEST(Scenario, OverridesApplyBeforeReading) {
+  nlohmann::json j = base();
+  apply_overrides(j, {"/topology/nodes=6", "/workload/dataset=synthetic", "/stop/virtual_s=9.5"}, "x");
+  Scenario sc = test::scenario_from(j);
+  EXPECT_EQ(sc.topology.node_count(), 6);
+  EXPECT_EQ(sc.stop.virtual_s, 9.5);
+  EXPECT_THROW(apply_overrides(j, {"nodes=3"}, "x"), InputError);
+}
+
+TEST(Schema, AgreesWithTheLoader) {
+  SchemaCheck schema(JsonReader::parse_file((kSource / "scenarios/scenario.schema.json").string()));
+  EXPECT_TRUE(schema.valid(base()));
+  for (const auto& b : bad_cases()) {
+    if (b.pointer == "/stop") continue;  // "one of two limits" is the loader's alone
+    nlohmann::json j = base();
+    j[nlohmann::json::json_pointer(b.pointer)] = b.value;
+    EXPECT_FALSE(schema.valid(j)) << "the schema accepts what the loader refuses: " << b.pointer;
+  }
+  int checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "scenarios")) {
+    if (entry.path().extension() != ".json" || entry.path().filename() == "scenario.schema.json") continue;
+    if (entry.path().parent_path().filename() == "sweeps") continue;
+    nlohmann::json doc = JsonReader::parse_file(entry.path().string());
+    EXPECT_TRUE(schema.valid(doc)) << entry.path();
+    EXPECT_NO_THROW(parse_scenario(doc, entry.path().string())) << entry.path();
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);
+}
+
+}  // namespace
+}  // namespace gossipsim
