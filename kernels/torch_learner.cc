@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <condition_variable>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cmath>
@@ -18,8 +20,13 @@
 namespace gossipsim {
 
 namespace {
+// Filled on the sender's chain; `ready` says when.
 struct TorchSnapshot : ModelSnapshot {
+  std::shared_future<void> ready;
   torch::Tensor params, buffers;
+  void wait() const {
+    if (ready.valid()) ready.get();
+  }
 };
 }  // namespace
 
@@ -27,6 +34,7 @@ bool torch_has_cuda() { return torch::cuda::is_available(); }
 
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
   const auto& s = static_cast<const TorchSnapshot&>(snapshot);
+  s.wait();
   auto p = s.params.to(torch::kCPU).contiguous();
   return std::vector<float>(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
 }
@@ -77,7 +85,10 @@ class TorchLearner : public Learner {
     views_.push_back(std::make_unique<ModuleView>(prototype, *store_));
     for (int w = 1; w < workers; ++w) views_.push_back(std::make_unique<ModuleView>(build_net(), *store_));
     for (auto& v : views_) free_views_.push_back(v.get());
-    if (workers > 1) pool_ = std::make_unique<boost::asio::thread_pool>(workers);
+    if (workers > 1) {
+      pool_ = std::make_unique<boost::asio::thread_pool>(workers);
+      for (int n = 0; n < nodes; ++n) chains_.emplace_back(boost::asio::make_strand(pool_->get_executor()));
+    }
 
     Rng prng = streams.stream("partition");
     partition_ = make_partition(shared_->train_labels, shared_->data.train.classes, nodes, spec_.partition, prng);
@@ -91,7 +102,11 @@ class TorchLearner : public Learner {
   }
 
   ~TorchLearner() override {
-    if (pool_) pool_->join();
+    if (!pool_) return;
+    std::unique_lock<std::mutex> lock(chain_mutex_);
+    chain_idle_.wait(lock, [&] { return in_flight_ == 0; });
+    lock.unlock();
+    pool_->join();
   }
 
   int node_count() const override { return store_->node_count(); }
@@ -105,35 +120,51 @@ class TorchLearner : public Learner {
     return gossipsim::label_histogram(partition_, shared_->train_labels, shared_->data.train.classes);
   }
 
+  // Kernels run on each node's chain (see on_node): the event loop hands a
+  // step over and goes on; it waits only where it needs a node's tensors.
   void step(NodeId n) override {
-    Timer t(kernel_ns_);
-    ModuleView* v = acquire();
-    run_step(*v, n);
-    release(v);
+    on_node(n, [this, n] {
+      Timer t(kernel_ns_);
+      ModuleView* v = acquire();
+      run_step(*v, n);
+      release(v);
+    });
   }
 
   void step_all(const std::vector<NodeId>& nodes) override {
-    Timer t(kernel_ns_);
-    for_each_parallel(nodes.size(), [&](size_t i, ModuleView& v) { run_step(v, nodes[i]); });
+    for (NodeId n : nodes) step(n);
   }
 
   SnapshotPtr snapshot(NodeId n) override {
-    Timer t(kernel_ns_);
     auto s = std::make_shared<TorchSnapshot>();
-    s->params = store_->params[n].clone();
-    s->buffers = store_->buffers[n].clone();
+    auto done = std::make_shared<std::promise<void>>();
+    s->ready = done->get_future().share();
+    on_node(n, [this, n, s, done] {
+      try {
+        Timer t(kernel_ns_);
+        s->params = store_->params[n].clone();
+        s->buffers = store_->buffers[n].clone();
+        done->set_value();
+      } catch (...) {
+        done->set_exception(std::current_exception());
+        throw;
+      }
+    });
     return s;
   }
 
   void merge(NodeId r, const ModelSnapshot& snap, double w_self, double w_other) override {
-    Timer t(kernel_ns_);
     const auto& s = static_cast<const TorchSnapshot&>(snap);
-    const double total = w_self + w_other;
-    store_->params[r].mul_(w_self / total).add_(s.params, w_other / total);
-    if (store_->buffer_count() > 0) store_->buffers[r].mul_(w_self / total).add_(s.buffers, w_other / total);
+    s.wait();
+    on_node(r, [this, r, params = s.params, buffers = s.buffers, w = w_other / (w_self + w_other)] {
+      Timer t(kernel_ns_);
+      store_->params[r].mul_(1 - w).add_(params, w);
+      if (store_->buffer_count() > 0) store_->buffers[r].mul_(1 - w).add_(buffers, w);
+    });
   }
 
   void average_all() override {
+    drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
     auto avg = [](torch::Tensor& rows) {
@@ -145,6 +176,7 @@ class TorchLearner : public Learner {
   }
 
   Evaluation evaluate(bool per_node) override {
+    drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
     Evaluation e;
@@ -200,6 +232,45 @@ class TorchLearner : public Learner {
     return net;
   }
 
+  // Runs fn on node n's chain: in the order operations on n were asked for,
+  // concurrently with other nodes' chains (a strand per node on the worker
+  // pool). Inline when there is no pool. Workers never wait on each other:
+  // only the event loop waits (drain, a snapshot before its merge).
+  template <typename Fn>
+  void on_node(NodeId n, Fn fn) {
+    if (!pool_) return fn();
+    {
+      std::lock_guard<std::mutex> lock(chain_mutex_);
+      ++in_flight_;
+    }
+    boost::asio::post(chains_[n], [this, fn = std::move(fn)]() mutable {
+      prepare_worker_thread();
+      std::exception_ptr error;
+      try {
+        fn();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(chain_mutex_);
+      if (error && !error_) error_ = error;
+      if (--in_flight_ == 0) chain_idle_.notify_all();
+    });
+  }
+
+  // Waits until every chain is idle; rethrows the first error a kernel raised.
+  void drain() {
+    if (!pool_) return;
+    std::unique_lock<std::mutex> lock(chain_mutex_);
+    chain_idle_.wait(lock, [&] { return in_flight_ == 0; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+  static void prepare_worker_thread() {
+    thread_local bool ready = false;
+    if (!ready) at::set_num_threads(1);
+    ready = true;
+  }
+
   ModuleView* acquire() {
     std::lock_guard<std::mutex> lock(views_mutex_);
     ModuleView* v = free_views_.back();
@@ -223,7 +294,7 @@ class TorchLearner : public Learner {
     std::vector<std::future<void>> done;
     for (size_t i = 0; i < count; ++i) {
       auto task = std::make_shared<std::packaged_task<void()>>([this, i, &fn] {
-        at::set_num_threads(1);
+        prepare_worker_thread();
         ModuleView* v = acquire();
         try {
           fn(i, *v);
@@ -322,6 +393,11 @@ class TorchLearner : public Learner {
   std::vector<ModuleView*> free_views_;
   std::mutex views_mutex_;
   std::unique_ptr<boost::asio::thread_pool> pool_;
+  std::vector<boost::asio::strand<boost::asio::thread_pool::executor_type>> chains_;
+  std::mutex chain_mutex_;
+  std::condition_variable chain_idle_;
+  int64_t in_flight_ = 0;
+  std::exception_ptr error_;
   Partition partition_;
   std::vector<Sampler> samplers_;
   std::atomic<int64_t> kernel_ns_{0};

@@ -2,9 +2,13 @@
 // Learners that train real models. This header does not include LibTorch,
 // so the command line and the runner use it without depending on it.
 //
-// Threads: intra-op parallelism is set to one thread; `workers` threads run
-// different nodes' steps and evaluations side by side, each on a module of
-// its own. A node's results are bit-identical whatever the worker count.
+// Threads: intra-op parallelism is one thread. With `workers` > 1 every node
+// has a chain (an Asio strand on a pool of `workers` threads): steps,
+// snapshots and merges of a node run in the order the event loop asked for
+// them, different nodes' side by side, each on a module of its own. The
+// event loop does not wait for a step; it waits only for a snapshot's data
+// before merging it, and for all chains before an evaluation or all-reduce.
+// A node's results are therefore bit-identical whatever the worker count.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,155 @@
+// The command line, end to end: the binary is run on files the test writes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result gossipsim(const std::string& args) {
+  std::string cmd = std::string(GOSSIPSIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+fs::path temp(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("gossipsim-cli-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d / name;
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream l(line);
+    std::string c;
+    while (std::getline(l, c, ',')) cells.push_back(c);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// A dumbbell written here: a, c behind router r1; b, d behind r2; r1-r2 at
+// 8 Mbit/s (1 MB/s), access at 800 Mbit/s, 10 ms on the middle link only.
+const char* kDumbbell = R"({"nodes":[
+  {"name":"a","up_mbps":800,"down_mbps":800},{"name":"b","up_mbps":800,"down_mbps":800},
+  {"name":"c","up_mbps":800,"down_mbps":800},{"name":"d","up_mbps":800,"down_mbps":4},
+  {"name":"r1","router":true},{"name":"r2","router":true}],
+ "links":[{"a":"a","b":"r1","bandwidth_mbps":8000,"latency_ms":0},{"a":"c","b":"r1","bandwidth_mbps":8000,"latency_ms":0},
+  {"a":"b","b":"r2","bandwidth_mbps":8000,"latency_ms":0},{"a":"d","b":"r2","bandwidth_mbps":8000,"latency_ms":0},
+  {"a":"r1","b":"r2","bandwidth_mbps":8,"latency_ms":10}]})";
+
+TEST(NetReplay, ReproducesTheClosedFormsToTheNanosecond) {
+  fs::path topo = temp("dumbbell.json"), replay = temp("replay.json"), out = temp("replay.csv");
+  std::ofstream(topo) << kDumbbell;
+  nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
+                      {"transfers",
+                       {
+                           // one flow alone: 10 ms + 1 MB / 1 MB/s
+                           {{"src", 0}, {"dst", 1}, {"bytes", 1000000}, {"start_s", 0}},
+                           // two flows sharing the middle link from 10 s: each at 0.5 MB/s; the
+                           // short one ends at 10 + 0.01 + 1 = 11.01 s, the long one speeds up and
+                           // ends at 11.01 + 0.5 = 11.51 s
+                           {{"src", 0}, {"dst", 1}, {"bytes", 1000000}, {"start_s", 10}},
+                           {{"src", 2}, {"dst", 1}, {"bytes", 500000}, {"start_s", 10}},
+                           // max-min: from 20 s a->d is held to 0.5 MB/s by d's downlink
+                           // (4 Mbit/s), so c->b gets the other 0.5 MB/s of the middle link,
+                           // not an equal split of what is left
+                           {{"src", 0}, {"dst", 3}, {"bytes", 500000}, {"start_s", 20}},
+                           {{"src", 2}, {"dst", 1}, {"bytes", 500000}, {"start_s", 20}},
+                           {{"src", 0}, {"dst", 1}, {"control", true}, {"start_s", 30}},
+                       }}};
+  std::ofstream(replay) << r.dump();
+  Result res = gossipsim("net replay " + replay.string() + " --out " + out.string());
+  ASSERT_EQ(res.code, 0) << res.out;
+  std::ifstream in(out);
+  auto rows = csv_rows(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0][6], "finish_s");
+  EXPECT_EQ(rows[1][6], "1.010000000");
+  EXPECT_EQ(rows[2][6], "11.510000000");
+  EXPECT_EQ(rows[3][6], "11.010000000");
+  EXPECT_EQ(rows[4][6], "21.010000000");
+  EXPECT_EQ(rows[5][6], "21.010000000");
+  EXPECT_EQ(rows[6][6], "30.010000000");
+  fs::remove_all(topo.parent_path());
+}
+
+TEST(Cli, BadScenariosGiveTheirPathAndANonZeroExit) {
+  fs::path bad = temp("bad.json");
+  std::ofstream(bad) << R"({"name":"x","topology":{"generator":"ring","nodes":3},"workload":{"dataset":"synthetic"},
+    "methods":["gossip","teleport"],"stop":{"virtual_s":1}})";
+  Result r = gossipsim("validate " + bad.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find(bad.string() + ": /methods/1: expected one of gossip"), std::string::npos) << r.out;
+  std::ofstream(bad) << R"({"name":"x", "topology": )";
+  r = gossipsim("validate " + bad.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("valid JSON"), std::string::npos) << r.out;
+  r = gossipsim("validate /nonexistent.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("/nonexistent.json: cannot open"), std::string::npos) << r.out;
+  fs::remove_all(bad.parent_path());
+}
+
+TEST(Cli, MissingDatasetFailsWithoutLeavingAResultFolder) {
+  fs::path sc = temp("missing.json"), out = temp("results");
+  std::ofstream(sc) << R"({"name":"x","topology":{"generator":"ring","nodes":3},
+    "workload":{"dataset":"fashion-mnist","data_dir":"/nonexistent/data"},"methods":["gossip"],"stop":{"virtual_s":1}})";
+  Result r = gossipsim("run " + sc.string() + " --out " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("dataset-fashion-mnist"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(out.parent_path()))
+    EXPECT_EQ(e.path().filename().string().find("results"), std::string::npos) << e.path();
+  fs::remove_all(sc.parent_path());
+}
+
+TEST(Cli, TimelineOnlyRunWritesEveryOutput) {
+  fs::path out = temp("timeline");
+  Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json --kernels none --trace --quiet --out " +
+                       out.string() + " --set /stop/virtual_s=5");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* m : {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce", "single"})
+    for (const char* f : {"metrics.csv", "transfers.csv", "nodes.csv", "summary.json", "trace.json"})
+      EXPECT_TRUE(fs::exists(out / m / f)) << m << "/" << f;
+  std::ifstream trace(out / "gossip" / "trace.json");
+  auto j = nlohmann::json::parse(trace);
+  EXPECT_GT(j["traceEvents"].size(), 50u);
+  std::ifstream s(out / "summary.json");
+  auto summary = nlohmann::json::parse(s);
+  EXPECT_EQ(summary["methods"].size(), 5u);
+  fs::remove_all(out.parent_path());
+}
+
+TEST(Cli, TopologyPrintsDot) {
+  fs::path spec = temp("topo.json");
+  std::ofstream(spec) << R"({"generator":"torus","rows":2,"cols":3})";
+  Result r = gossipsim("topology " + spec.string() + " --dot");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("graph topology {"), std::string::npos);
+  EXPECT_NE(r.out.find("latency_ms=10"), std::string::npos);
+  fs::remove_all(spec.parent_path());
+}
+
+}  // namespace
+}  // namespace gossipsim
