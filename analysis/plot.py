@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""Plots and tables for gossipsim results.
+
+    plot.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR] [--window START,END]
+
+Each RESULTS_DIR is a folder written by `gossipsim run`. Several folders of
+the same scenario with different seeds draw one curve per method with a band
+from the lowest to the highest seed. Writes into --out (default: the first
+folder):
+  accuracy.png        accuracy of the average model vs virtual time and vs epochs
+  loss.png            test loss of the average model vs virtual time
+  consensus.png       consensus distance vs virtual time
+  staleness.png       histogram of staleness (virtual seconds, snapshot to merge)
+  timeline-<m>.png    Gantt chart per node, for methods run with --trace
+  time_to_accuracy.md / .csv   virtual time to each target, and the speed-up of
+                               gossip-scheduled over each other method
+Uses matplotlib and numpy from Debian's archive only.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def number(x):
+    return float(x) if x not in ("", None) else math.nan
+
+
+def load_run(folder):
+    with open(os.path.join(folder, "summary.json")) as f:
+        summary = json.load(f)
+    methods = {}
+    for m in summary["methods"]:
+        label = m["label"]
+        d = os.path.join(folder, label)
+        methods[label] = {
+            "summary": m,
+            "metrics": read_csv(os.path.join(d, "metrics.csv")),
+            "transfers": read_csv(os.path.join(d, "transfers.csv")),
+            "trace": os.path.join(d, "trace.json") if os.path.exists(os.path.join(d, "trace.json")) else None,
+        }
+    return summary, methods
+
+
+def series(rows, x, y):
+    xs = np.array([number(r[x]) for r in rows])
+    ys = np.array([number(r[y]) for r in rows])
+    keep = ~np.isnan(ys)
+    return xs[keep], ys[keep]
+
+
+def band_plot(ax, runs, label, x, y, colour):
+    """One curve per method; with several seeds, the mean and a min-max band."""
+    curves = [series(r["metrics"], x, y) for r in runs]
+    curves = [c for c in curves if len(c[0])]
+    if not curves:
+        return
+    if len(curves) == 1:
+        ax.plot(curves[0][0], curves[0][1], label=label, color=colour)
+        return
+    end = min(c[0][-1] for c in curves)
+    grid = np.linspace(0, end, 200)
+    stacked = np.array([np.interp(grid, cx, cy) for cx, cy in curves])
+    ax.plot(grid, stacked.mean(0), label=f"{label} (n={len(curves)})", color=colour)
+    ax.fill_between(grid, stacked.min(0), stacked.max(0), color=colour, alpha=0.2)
+
+
+def time_to_accuracy(by_label, targets):
+    rows = []
+    for label, runs in by_label.items():
+        for t in targets:
+            times = []
+            for r in runs:
+                hit = r["summary"]["time_to_accuracy"].get(f"{t:g}")
+                times.append(hit["virtual_s"] if hit else math.inf)
+            rows.append((label, t, float(np.mean(times)) if all(map(math.isfinite, times)) else math.inf))
+    return rows
+
+
+def write_tables(out, by_label, targets):
+    rows = time_to_accuracy(by_label, targets)
+    table = {(l, t): v for l, t, v in rows}
+    labels = list(by_label)
+    sched = [l for l in labels if by_label[l][0]["summary"]["method"] == "gossip-scheduled"]
+    with open(os.path.join(out, "time_to_accuracy.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["method", "target", "virtual_s", "speedup_of_" + (sched[0] if sched else "gossip-scheduled")])
+        for l, t, v in rows:
+            s = table.get((sched[0], t), math.inf) if sched else math.inf
+            speed = v / s if math.isfinite(v) and math.isfinite(s) and s > 0 else ""
+            w.writerow([l, t, "" if not math.isfinite(v) else f"{v:.3f}", "" if speed == "" else f"{speed:.3f}"])
+    fmt = lambda v: "not reached" if not math.isfinite(v) else f"{v:.1f} s"  # noqa: E731
+    lines = ["| method | " + " | ".join(f"to {t:g}" for t in targets) + " |",
+             "|---|" + "---|" * len(targets)]
+    for l in labels:
+        lines.append(f"| {l} | " + " | ".join(fmt(table[(l, t)]) for t in targets) + " |")
+    if sched:
+        lines += ["", f"Speed-up of {sched[0]} (other's time / its time; > 1: scheduling is faster):", "",
+                  "| over | " + " | ".join(f"to {t:g}" for t in targets) + " |", "|---|" + "---|" * len(targets)]
+        for l in labels:
+            if l == sched[0]:
+                continue
+            cells = []
+            for t in targets:
+                a, b = table[(l, t)], table[(sched[0], t)]
+                if math.isfinite(a) and math.isfinite(b):
+                    cells.append(f"{a / b:.2f}x")
+                elif math.isfinite(b):
+                    cells.append("only scheduled reached it")
+                elif math.isfinite(a):
+                    cells.append("only the other reached it")
+                else:
+                    cells.append("neither")
+            lines.append(f"| {l} | " + " | ".join(cells) + " |")
+    with open(os.path.join(out, "time_to_accuracy.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def timeline(out, label, trace_path, window):
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    nodes = sorted({e["pid"] for e in events if e["ph"] != "M"} | {e["pid"] for e in spans})
+    if not spans:
+        return
+    start, end = window if window else (0.0, max(e["ts"] + e["dur"] for e in spans) / 1e6)
+    fig, ax = plt.subplots(figsize=(12, 0.6 * len(nodes) + 1.5))
+    colours = {"compute": "#4c72b0", "send": "#dd8452"}
+    for e in spans:
+        t0, t1 = e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6
+        if t1 < start or t0 > end:
+            continue
+        y = e["pid"] + (0.0 if e["name"] == "compute" else 0.3)
+        ax.broken_barh([(t0, t1 - t0)], (y - 0.12, 0.24), color=colours.get(e["name"], "grey"))
+    flows = {}
+    for e in events:
+        if e["ph"] in ("s", "f"):
+            flows.setdefault(e["id"], {})[e["ph"]] = e
+    for pair in flows.values():
+        if "s" in pair and "f" in pair:
+            t0, t1 = pair["s"]["ts"] / 1e6, pair["f"]["ts"] / 1e6
+            if t1 < start or t0 > end:
+                continue
+            ax.annotate("", xy=(t1, pair["f"]["pid"] - 0.3), xytext=(t0, pair["s"]["pid"] + 0.3),
+                        arrowprops=dict(arrowstyle="->", color="#55a868", lw=0.8, alpha=0.7))
+    merges = [(e["ts"] / 1e6, e["pid"]) for e in events if e["ph"] == "i" and start <= e["ts"] / 1e6 <= end]
+    if merges:
+        ax.scatter([m[0] for m in merges], [m[1] - 0.3 for m in merges], marker="v", color="#c44e52", s=18,
+                   label="merge", zorder=3)
+    ax.set_xlim(start, end)
+    ax.set_yticks(nodes)
+    ax.set_yticklabels([f"node {n}" for n in nodes])
+    ax.invert_yaxis()
+    ax.set_xlabel("virtual time (s)")
+    ax.set_title(f"{label}: compute (blue), sending (orange), transfers (green arrows), merges (red); idle is blank")
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"timeline-{label}.png"), dpi=110)
+    plt.close(fig)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="+")
+    p.add_argument("--out")
+    p.add_argument("--window", help="START,END in virtual seconds for timelines")
+    a = p.parse_args(argv)
+    out = a.out or a.results[0]
+    os.makedirs(out, exist_ok=True)
+    window = tuple(float(v) for v in a.window.split(",")) if a.window else None
+
+    by_label, targets, title = {}, [], ""
+    for folder in a.results:
+        summary, methods = load_run(folder)
+        title = summary["scenario"]
+        with open(os.path.join(folder, "scenario.json")) as f:
+            targets = json.load(f).get("eval", {}).get("targets", targets)
+        for label, run in methods.items():
+            by_label.setdefault(label, []).append(run)
+
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {l: colours[i % len(colours)] for i, l in enumerate(by_label)}
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for l, runs in by_label.items():
+        band_plot(axes[0], runs, l, "time_s", "accuracy", colour[l])
+        band_plot(axes[1], runs, l, "epochs", "accuracy", colour[l])
+    axes[0].set_xlabel("virtual time (s)")
+    axes[1].set_xlabel("epochs (samples processed by all nodes / training set)")
+    for ax in axes:
+        ax.set_ylabel("test accuracy of the average model")
+        ax.grid(alpha=0.3)
+        for t in targets:
+            ax.axhline(t, color="grey", lw=0.5, ls=":")
+    axes[0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "accuracy.png"), dpi=110)
+    plt.close(fig)
+
+    for name, column, ylabel, log in (("loss", "loss", "test loss of the average model", False),
+                                      ("consensus", "consensus", "consensus distance (mean ||x_i - x_bar||^2)", True)):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for l, runs in by_label.items():
+            band_plot(ax, runs, l, "time_s", column, colour[l])
+        ax.set_xlabel("virtual time (s)")
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("symlog", linthresh=1e-6)
+        ax.grid(alpha=0.3)
+        ax.legend()
+        ax.set_title(title)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"{name}.png"), dpi=110)
+        plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    drawn = False
+    for l, runs in by_label.items():
+        s = [number(t["staleness_s"]) for r in runs for t in r["transfers"] if t["staleness_s"]]
+        if s and runs[0]["summary"]["method"].startswith("gossip"):
+            ax.hist(s, bins=40, histtype="step", label=f"{l} (median {np.median(s):.2f} s)", color=colour[l])
+            drawn = True
+    ax.set_xlabel("staleness: virtual seconds from snapshot to merge")
+    ax.set_ylabel("merged models")
+    if drawn:
+        ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "staleness.png"), dpi=110)
+    plt.close(fig)
+
+    if targets:
+        write_tables(out, by_label, targets)
+    for l, runs in by_label.items():
+        if runs[0]["trace"]:
+            timeline(out, l, runs[0]["trace"], window)
+    print(out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
