@@ -10,18 +10,6 @@
 
 namespace gossipsim {
 
-struct Network::Flow {
-  FlowRecord record;
-  const Route* route = nullptr;
-  double remaining = 0;  // bytes
-  double rate = 0;       // bytes per second
-  int64_t updated = 0;   // ns at which `remaining` was last brought up to date
-  int64_t finish = -1;   // ns, while draining
-  bool draining = false;
-  bool fixed = false;    // scratch for progressive filling
-  uint64_t stamp = 0;
-  FlowDone on_done;
-};
 
 namespace {
 uint64_t key(size_t u, size_t v) { return (static_cast<uint64_t>(u) << 32) | v; }
@@ -108,25 +96,32 @@ Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
 FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done) {
   if (src == dst) throw std::invalid_argument("a flow needs two different nodes");
   const Route& r = route(src, dst);
+  if (r.resources.size() > 255) throw std::runtime_error("a route of more than 253 links");
   uint32_t slot;
   if (free_flows_.empty()) {
     slot = static_cast<uint32_t>(flows_.size());
-    flows_.push_back(std::make_unique<Flow>());
+    flows_.emplace_back();
+    cold_.emplace_back();
   } else {
     slot = free_flows_.back();
     free_flows_.pop_back();
-    *flows_[slot] = Flow{};
+    uint32_t version = flows_[slot].version;
+    flows_[slot] = Flow{};
+    flows_[slot].version = version + 1;
   }
-  Flow& f = *flows_[slot];
-  f.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now()};
+  Flow& f = flows_[slot];
   f.route = &r;
+  f.length = static_cast<uint8_t>(std::min<size_t>(r.resources.size(), 255));
+  if (f.length <= Flow::kInline) std::copy(r.resources.begin(), r.resources.end(), f.inline_resources);
   f.remaining = static_cast<double>(size.count);
-  f.on_done = std::move(on_done);
-  live_ids_.emplace(f.record.id, slot);
+  FlowCold& c = cold_[slot];
+  c.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now()};
+  c.on_done = std::move(on_done);
+  live_ids_.emplace(c.record.id, slot);
   ++live_;
   if (r.latency == Time::zero()) activate(slot);
   else sim_.schedule(r.latency, [this, slot] { activate(slot); });
-  return f.record.id;
+  return c.record.id;
 }
 
 void Network::send_control(NodeId src, NodeId dst, Simulator::Action on_arrival) {
@@ -140,23 +135,48 @@ uint32_t Network::slot_of(FlowId id) const {
 
 Rate Network::rate(FlowId id) const {
   uint32_t slot = slot_of(id);
-  return Rate::bytes_per_second(slot == UINT32_MAX ? 0.0 : flows_[slot]->rate);
+  return Rate::bytes_per_second(slot == UINT32_MAX ? 0.0 : flows_[slot].rate);
 }
 
 void Network::activate(uint32_t slot) {
-  Flow& f = *flows_[slot];
+  Flow& f = flows_[slot];
   f.draining = true;
   f.updated = sim_.now().ns();
-  f.record.drain_start = sim_.now();
+  cold_[slot].record.drain_start = sim_.now();
   for (int r : f.route->resources) resources_[r].flows.push_back(slot);
   resolve(f.route->resources);
 }
 
+bool Network::is_current(const Finish& e) const {
+  const Flow& f = flows_[e.slot];
+  return f.draining && f.version == e.version && f.finish == e.time;
+}
+
+void Network::set_finish(uint32_t slot, int64_t finish) {
+  Flow& f = flows_[slot];
+  f.finish = finish;
+  ++f.version;
+  finishing_.push_back(Finish{finish, slot, f.version});
+  std::push_heap(finishing_.begin(), finishing_.end(), std::greater<Finish>{});
+  // Stale entries are skipped when they reach the top; rebuild before they dominate.
+  if (finishing_.size() > 4 * live_ + 64) {
+    finishing_.erase(std::remove_if(finishing_.begin(), finishing_.end(),
+                                    [this](const Finish& e) { return !is_current(e); }),
+                     finishing_.end());
+    std::make_heap(finishing_.begin(), finishing_.end(), std::greater<Finish>{});
+  }
+}
+
 // Re-solves max-min rates for the group of draining flows connected to the
-// seed resources, then updates their finish times.
+// seed resources. Only flows whose rate changes get a new finish time.
 void Network::resolve(const std::vector<int>& seeds) {
   ++changes_;
-  const uint64_t stamp = ++stamp_;
+  if (++stamp_ == 0) {  // wrapped: forget every old mark
+    for (auto& r : resources_) r.stamp = 0;
+    for (auto& f : flows_) f.stamp = 0;
+    stamp_ = 1;
+  }
+  const uint32_t stamp = stamp_;
   const int64_t now = sim_.now().ns();
   auto& group = scratch_flows_;
   auto& touched = scratch_resources_;
@@ -170,99 +190,108 @@ void Network::resolve(const std::vector<int>& seeds) {
   // Breadth-first over resource -> flows -> resources.
   for (size_t i = 0; i < touched.size(); ++i) {
     for (uint32_t s : resources_[touched[i]].flows) {
-      Flow& f = *flows_[s];
+      Flow& f = flows_[s];
       if (f.stamp == stamp) continue;
       f.stamp = stamp;
+      f.fixed = false;
       group.push_back(s);
-      for (int r : f.route->resources)
-        if (resources_[r].stamp != stamp) {
+      const int* route = f.resources();
+      for (int k = 0; k < f.length; ++k)
+        if (int r = route[k]; resources_[r].stamp != stamp) {
           resources_[r].stamp = stamp;
           touched.push_back(r);
         }
     }
   }
   flows_resolved_ += group.size();
-  // Bring every flow's remaining bytes up to now at its old rate.
-  for (uint32_t s : group) {
-    Flow& f = *flows_[s];
-    f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
-    f.updated = now;
-    f.fixed = false;
-  }
-  // Progressive filling: repeatedly saturate the resource with the smallest
-  // fair share, fixing the rates of the flows through it.
-  using Share = std::pair<double, int>;
-  std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap;
+  // Progressive filling: saturate the resource with the smallest fair share,
+  // fixing the rates of its flows; repeat. Fixing a flow at the smallest share
+  // never lowers another resource's share, so a heap entry can only be below
+  // its resource's true share: on pop, a stale entry goes back in at the true
+  // value instead of being pushed at every change.
+  auto& heap = scratch_heap_;
+  heap.clear();
   for (int r : touched) {
     Resource& res = resources_[r];
     res.remaining = res.capacity;
     res.unfixed = static_cast<int>(res.flows.size());
-    if (res.unfixed > 0) heap.emplace(res.remaining / res.unfixed, r);
+    if (res.unfixed > 0) heap.emplace_back(res.remaining / res.unfixed, r);
   }
+  using Share = std::pair<double, int>;
+  std::make_heap(heap.begin(), heap.end(), std::greater<Share>{});
   while (!heap.empty()) {
-    auto [share, r] = heap.top();
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end(), std::greater<Share>{});
+    auto [key, r] = heap.back();
+    heap.pop_back();
     Resource& res = resources_[r];
-    if (res.unfixed == 0 || share != res.remaining / res.unfixed) continue;  // stale entry
+    if (res.unfixed == 0) continue;
+    const double share = res.remaining / res.unfixed;
+    if (share != key) {
+      heap.emplace_back(share, r);
+      std::push_heap(heap.begin(), heap.end(), std::greater<Share>{});
+      continue;
+    }
     for (uint32_t s : res.flows) {
-      Flow& f = *flows_[s];
+      Flow& f = flows_[s];
       if (f.fixed) continue;
       f.fixed = true;
-      f.rate = share;
-      for (int q : f.route->resources) {
-        Resource& other = resources_[q];
+      // A flow whose rate changes first drains at its old rate up to now.
+      if (share != f.rate) {
+        f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
+        f.updated = now;
+        f.rate = share;
+        set_finish(s, now + std::llround(f.remaining * 1e9 / share));
+      }
+      const int* route = f.resources();
+      for (int k = 0; k < f.length; ++k) {
+        Resource& other = resources_[route[k]];
         other.remaining = std::max(0.0, other.remaining - share);
         --other.unfixed;
-        if (q != r && other.unfixed > 0) heap.emplace(other.remaining / other.unfixed, q);
       }
-    }
-  }
-  for (uint32_t s : group) {
-    Flow& f = *flows_[s];
-    int64_t finish = f.rate > 0 ? now + std::llround(f.remaining * 1e9 / f.rate) : INT64_MAX;
-    if (finish != f.finish) {
-      if (f.finish >= 0) finishing_.erase({f.finish, s});
-      f.finish = finish;
-      finishing_.emplace(finish, s);
     }
   }
   reschedule();
 }
 
 void Network::reschedule() {
-  int64_t next = finishing_.empty() ? -1 : finishing_.begin()->first;
+  while (!finishing_.empty() && !is_current(finishing_.front())) {
+    std::pop_heap(finishing_.begin(), finishing_.end(), std::greater<Finish>{});
+    finishing_.pop_back();
+  }
+  int64_t next = finishing_.empty() ? -1 : finishing_.front().time;
   if (next == next_event_time_ && sim_.is_pending(next_event_)) return;
   sim_.cancel(next_event_);
   next_event_time_ = next;
-  if (next >= 0 && next != INT64_MAX)
-    next_event_ = sim_.schedule_at(Time::ns(next), [this] { on_completion_event(); });
+  if (next >= 0) next_event_ = sim_.schedule_at(Time::ns(next), [this] { on_completion_event(); });
 }
 
 void Network::on_completion_event() {
   const int64_t now = sim_.now().ns();
   std::vector<uint32_t> done;
   std::vector<int> seeds;
-  while (!finishing_.empty() && finishing_.begin()->first <= now) {
-    uint32_t s = finishing_.begin()->second;
-    finishing_.erase(finishing_.begin());
-    Flow& f = *flows_[s];
+  while (!finishing_.empty() && finishing_.front().time <= now) {
+    Finish e = finishing_.front();
+    std::pop_heap(finishing_.begin(), finishing_.end(), std::greater<Finish>{});
+    finishing_.pop_back();
+    if (!is_current(e)) continue;
+    Flow& f = flows_[e.slot];
     f.finish = -1;
     f.draining = false;
-    f.record.finish = sim_.now();
+    cold_[e.slot].record.finish = sim_.now();
     for (int r : f.route->resources) {
       auto& list = resources_[r].flows;
-      list.erase(std::find(list.begin(), list.end(), s));
+      list.erase(std::find(list.begin(), list.end(), e.slot));
       seeds.push_back(r);
     }
-    done.push_back(s);
+    done.push_back(e.slot);
   }
   next_event_time_ = -1;
   next_event_ = EventHandle();
   resolve(seeds);
   for (uint32_t s : done) {
-    Flow& f = *flows_[s];
-    FlowRecord record = f.record;
-    FlowDone callback = std::move(f.on_done);
+    FlowRecord record = cold_[s].record;
+    FlowDone callback = std::move(cold_[s].on_done);
+    cold_[s].on_done = nullptr;
     live_ids_.erase(record.id);
     --live_;
     free_flows_.push_back(s);

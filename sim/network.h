@@ -13,7 +13,8 @@
 // (directly or transitively) are re-solved: the cost of a change grows with
 // that group, not with the number of flows in the network. Finish times are
 // kept in an ordered index, and the network holds at most one event in the
-// simulator: its next completion. Alone on its route, a flow finishes at
+// simulator: its next completion (a binary heap of finish times with lazy
+// deletion behind it). Alone on its route, a flow finishes at
 // start + latency + bytes / bottleneck capacity (SimGrid's convention),
 // rounded to the nanosecond.
 //
@@ -23,7 +24,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -71,14 +71,39 @@ class Network {
   uint64_t changes() const { return changes_; }
 
  private:
-  struct Flow;
+  // What progressive filling touches, kept compact and contiguous: the
+  // fields the group search and the solver read come first, in one cache line.
+  struct Flow {
+    static constexpr int kInline = 7;  // longer routes are read from the Route
+    uint32_t stamp = 0;                // group search
+    bool fixed = false;                // progressive filling
+    bool draining = false;
+    uint8_t length = 0;
+    int inline_resources[kInline];     // the route's resources, copied in
+    double rate = 0;                   // bytes per second
+    double remaining = 0;              // bytes, as of `updated`
+    int64_t updated = 0;               // ns
+    int64_t finish = -1;               // ns, while draining
+    const Route* route = nullptr;
+    uint32_t version = 0;              // invalidates older entries of finishing_
+    const int* resources() const { return length <= kInline ? inline_resources : route->resources.data(); }
+  };
+  struct FlowCold {
+    FlowRecord record;
+    FlowDone on_done;
+  };
+  struct Finish {
+    int64_t time;
+    uint32_t slot, version;
+    bool operator>(const Finish& o) const { return time != o.time ? time > o.time : slot > o.slot; }
+  };
   struct Resource {
     double capacity = 0;           // bytes per second
     std::vector<uint32_t> flows;   // draining flows on it
     // scratch for progressive filling
     double remaining = 0;
     int unfixed = 0;
-    uint64_t stamp = 0;
+    uint32_t stamp = 0;
   };
 
   int uplink(NodeId n) const { return 2 * n; }
@@ -88,6 +113,8 @@ class Network {
   void resolve(const std::vector<int>& seeds);
   void on_completion_event();
   void reschedule();
+  void set_finish(uint32_t slot, int64_t finish);
+  bool is_current(const Finish& f) const;
   uint32_t slot_of(FlowId id) const;
 
   Simulator& sim_;
@@ -95,18 +122,20 @@ class Network {
   std::vector<Resource> resources_;
   std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
   std::vector<std::vector<Route>> routes_;             // [src][dst], built per source on demand
-  std::vector<std::unique_ptr<Flow>> flows_;           // slab
+  std::vector<Flow> flows_;                            // slab, by slot
+  std::vector<FlowCold> cold_;                         // same slots
   std::vector<uint32_t> free_flows_;
   std::unordered_map<FlowId, uint32_t> live_ids_;
-  std::set<std::pair<int64_t, uint32_t>> finishing_;   // (finish ns, slot)
+  std::vector<Finish> finishing_;                      // min-heap, stale entries skipped
   EventHandle next_event_;
   int64_t next_event_time_ = -1;
   FlowId next_id_ = 1;
   size_t live_ = 0;
-  uint64_t stamp_ = 0;
+  uint32_t stamp_ = 0;
   uint64_t flows_resolved_ = 0, changes_ = 0;
   std::vector<uint32_t> scratch_flows_;
   std::vector<int> scratch_resources_;
+  std::vector<std::pair<double, int>> scratch_heap_;
 };
 
 }  // namespace gossipsim

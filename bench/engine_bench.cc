@@ -1,0 +1,87 @@
+// Engine and network-model figures, printed as JSON on stdout:
+//   events_per_s           empty events through the queue, one core
+//   flow_change_us_geo     cost of one flow start or end, 1,000 nodes on the
+//                          geo topology with 10,000 concurrent flows
+//   flow_change_us_groups  the same when flows form disjoint groups of 20, at
+//                          two total flow counts (it must not grow with them)
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "sim/network.h"
+#include "sim/simulator.h"
+#include "topologies/builder.h"
+
+using namespace gossipsim;
+using Clock = std::chrono::steady_clock;
+
+static double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A self-rescheduling population of `pending` empty events.
+static double events_per_second(int pending, uint64_t total) {
+  Simulator sim;
+  Rng rng(1);
+  uint64_t left = total;
+  std::function<void()> tick = [&] {
+    if (left-- > static_cast<uint64_t>(pending)) sim.schedule(nanoseconds(1 + uniform_index(rng, 1000)), tick);
+  };
+  for (int k = 0; k < pending; ++k) sim.schedule(nanoseconds(k), tick);
+  auto t = Clock::now();
+  sim.run();
+  return sim.executed() / since(t);
+}
+
+// Starts `background` long flows, lets them all drain, then times `probes`
+// short flows: each costs one change at its start and one at its end.
+static double change_cost_us(const Topology& topo, int background, int probes,
+                             const std::function<std::pair<NodeId, NodeId>(int)>& pair_of) {
+  Simulator sim;
+  Network net(sim, topo);
+  for (int k = 0; k < background; ++k) {
+    auto [s, d] = pair_of(k);
+    net.start_flow(s, d, bytes(int64_t(1) << 50), {});
+  }
+  sim.run(seconds(5));  // past every latency: all draining
+  const uint64_t changes_before = net.changes();
+  auto t = Clock::now();
+  for (int k = 0; k < probes; ++k) {
+    auto [s, d] = pair_of(k * 7919 % background);
+    net.start_flow(s, d, bytes(1000), {});
+    sim.run(sim.now() + seconds(60));  // the probe activates and finishes
+  }
+  double wall = since(t);
+  return wall / static_cast<double>(net.changes() - changes_before) * 1e6;
+}
+
+int main() {
+  nlohmann::json out;
+  out["events_per_s"] = events_per_second(1000, 20'000'000);
+  out["events_per_s_100k_pending"] = events_per_second(100'000, 20'000'000);
+
+  nlohmann::json spec = {{"generator", "geo"}, {"nodes", 1000}};
+  Topology geo = build_topology(JsonReader(spec, "bench"), LinkDefaults{}, Streams(1));
+  Rng rng(2);
+  std::vector<std::pair<NodeId, NodeId>> pairs;
+  for (int k = 0; k < 10000; ++k) {
+    NodeId a = uniform_index(rng, 1000), b = uniform_index(rng, 999);
+    pairs.emplace_back(a, b >= a ? b + 1 : b);
+  }
+  out["flow_change_us_geo"] = change_cost_us(geo, 10000, 200, [&](int k) { return pairs[k]; });
+
+  // Disjoint groups: node pairs joined by their own link, 20 flows per pair.
+  for (int groups : {50, 500}) {
+    Topology t;
+    for (int g = 0; g < groups; ++g) {
+      Vertex a = boost::add_vertex(VertexInfo{"a", true, "", mbps(100), mbps(100)}, t.graph);
+      Vertex b = boost::add_vertex(VertexInfo{"b", true, "", mbps(100), mbps(100)}, t.graph);
+      t.nodes.push_back(a);
+      t.nodes.push_back(b);
+      boost::add_edge(a, b, EdgeInfo{mbps(1000), milliseconds(10)}, t.graph);
+    }
+    int flows = groups * 20;
+    out[fmt::format("flow_change_us_groups_{}_flows", flows)] =
+        change_cost_us(t, flows, 200, [](int k) { return std::make_pair(NodeId(2 * (k / 20)), NodeId(2 * (k / 20) + 1)); });
+  }
+  fmt::print("{}\n", out.dump(2));
+}
