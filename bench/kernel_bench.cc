@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -47,38 +48,57 @@ static WorkloadSpec workload(int workers) {
   return w;
 }
 
-static double plain_loop(int iterations) {
-  torch::manual_seed(1);
-  auto net = make_model(ModelSpec{}, {1, 28, 28}, 10);
-  torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9));
-  auto data = torch::randn({4096, 1, 28, 28});
-  auto labels = torch::randint(10, {4096}, torch::kInt64);
-  auto gen = at::detail::createCPUGenerator(3);
-  auto run = [&](int n) {
+// A plain LibTorch training loop on one module: the reference.
+class PlainLoop {
+ public:
+  PlainLoop() : net_(make_model(ModelSpec{}, {1, 28, 28}, 10)),
+                opt_(net_->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9)),
+                data_(torch::randn({4096, 1, 28, 28})),
+                labels_(torch::randint(10, {4096}, torch::kInt64)),
+                gen_(at::detail::createCPUGenerator(3)) {}
+  void run(int n) {
     for (int k = 0; k < n; ++k) {
-      auto idx = at::randint(4096, {32}, gen, torch::kInt64);
-      auto x = data.index_select(0, idx), y = labels.index_select(0, idx);
-      opt.zero_grad();
-      torch::nn::functional::cross_entropy(net->forward(x), y).backward();
-      opt.step();
+      auto idx = at::randint(4096, {32}, gen_, torch::kInt64);
+      auto x = data_.index_select(0, idx), y = labels_.index_select(0, idx);
+      opt_.zero_grad();
+      torch::nn::functional::cross_entropy(net_->forward(x), y).backward();
+      opt_.step();
     }
-  };
-  run(20);  // warm up
+  }
+
+ private:
+  std::shared_ptr<Net> net_;
+  torch::optim::SGD opt_;
+  torch::Tensor data_, labels_;
+  at::Generator gen_;
+};
+
+// Nodes of the per-node store, stepped round robin.
+class StoreLoop {
+ public:
+  StoreLoop(int workers, int nodes) : factory_(make_torch_factory(workload(workers), 1, 0)),
+                                      learner_(factory_->make(nodes)), nodes_(nodes) {}
+  void run(int n) {
+    for (int k = 0; k < n; ++k) learner_->step(next_++ % nodes_);
+    for (NodeId m = 0; m < nodes_; ++m) snapshot_values(*learner_->snapshot(m));  // waits for every chain
+  }
+
+ private:
+  std::unique_ptr<LearnerFactory> factory_;
+  std::unique_ptr<Learner> learner_;
+  int nodes_, next_ = 0;
+};
+
+template <typename Loop>
+static double rate(Loop& loop, int iterations) {
   auto t = Clock::now();
-  run(iterations);
+  loop.run(iterations);
   return iterations / since(t);
 }
 
-static double store_loop(int workers, int nodes, int iterations) {
-  auto factory = make_torch_factory(workload(workers), 1, 0);
-  auto learner = factory->make(nodes);
-  for (NodeId n = 0; n < nodes; ++n) learner->step(n);  // warm up
-  snapshot_values(*learner->snapshot(nodes - 1));
-  auto t = Clock::now();
-  for (int k = 0; k < iterations; ++k) learner->step(k % nodes);
-  learner->evaluate(false);  // waits for every chain
-  double wall = since(t);
-  return iterations / (wall - 0.0);
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 static nlohmann::json memory(int nodes) {
@@ -95,17 +115,28 @@ static nlohmann::json memory(int nodes) {
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);
-  int iterations = argc > 1 ? std::atoi(argv[1]) : 400;
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 100;
+  const int rounds = 5;
+  PlainLoop plain;
+  StoreLoop store(1, 8), concurrent(2, 8);
+  plain.run(10);
+  store.run(10);
+  concurrent.run(10);
+  // Rounds interleave the three so that a noisy machine slows them alike;
+  // each figure is the median over rounds.
+  std::vector<double> a, b, c;
+  for (int r = 0; r < rounds; ++r) {
+    a.push_back(rate(plain, iterations));
+    b.push_back(rate(store, iterations));
+    c.push_back(rate(concurrent, 2 * iterations));
+  }
   nlohmann::json out;
-  double a = plain_loop(iterations);
-  double b = store_loop(1, 8, iterations);
-  double c = store_loop(2, 8, 2 * iterations);
   out["cores"] = std::thread::hardware_concurrency();
-  out["plain_its"] = a;
-  out["store_its"] = b;
-  out["concurrent_its"] = c;
-  out["store_over_plain"] = b / a;
-  out["concurrent_over_plain"] = c / a;
+  out["plain_its"] = median(a);
+  out["store_its"] = median(b);
+  out["concurrent_its"] = median(c);
+  out["store_over_plain"] = median(b) / median(a);
+  out["concurrent_over_plain"] = median(c) / median(a);
   out["memory"] = {memory(100), memory(1000)};
   fmt::print("{}\n", out.dump(2));
 }

@@ -36,16 +36,22 @@ Network::Network(Simulator& sim, const Topology& topology)
 
 Network::~Network() { sim_.cancel(next_event_); }
 
-void Network::build_routes_from(NodeId src) {
+// Shortest-path tree from a node, kept for the few sources used last: the
+// routes themselves are kept for the pairs that are used, not for all pairs.
+const std::vector<Vertex>& Network::predecessors(NodeId src) {
+  if (auto it = trees_.find(src); it != trees_.end()) return it->second;
+  if (trees_.size() >= 64) trees_.clear();
   const Graph& g = topology_.graph;
   const size_t nv = boost::num_vertices(g);
-  // Weight latency*(V+1)+1: shortest latency first, then fewest hops.
-  std::vector<int64_t> weight(boost::num_edges(g));
-  size_t e = 0;
-  for (auto [it, end] = boost::edges(g); it != end; ++it, ++e)
-    weight[e] = g[*it].latency.ns() * static_cast<int64_t>(nv + 1) + 1;
+  if (weights_.empty()) {
+    // Weight latency*(V+1)+1: shortest latency first, then fewest hops.
+    weights_.resize(boost::num_edges(g));
+    size_t e = 0;
+    for (auto [it, end] = boost::edges(g); it != end; ++it, ++e)
+      weights_[e] = g[*it].latency.ns() * static_cast<int64_t>(nv + 1) + 1;
+  }
   auto weight_of = [&](Graph::edge_descriptor d) {
-    return weight[edge_index_.at(key(boost::source(d, g), boost::target(d, g)))];
+    return weights_[edge_index_.at(key(boost::source(d, g), boost::target(d, g)))];
   };
   std::vector<Vertex> pred(nv);
   std::vector<int64_t> dist(nv);
@@ -54,38 +60,35 @@ void Network::build_routes_from(NodeId src) {
       boost::predecessor_map(pred.data())
           .distance_map(dist.data())
           .weight_map(boost::make_function_property_map<Graph::edge_descriptor, int64_t>(weight_of)));
-  auto& row = routes_[src];
-  row.resize(topology_.node_count());
-  for (NodeId dst = 0; dst < topology_.node_count(); ++dst) {
-    Route& r = row[dst];
-    r.resources.clear();
-    Vertex v = topology_.nodes[dst];
-    if (dst != src && pred[v] == v) continue;  // unreachable: empty route
-    std::vector<int> path;
-    int64_t latency = 0;
-    double bottleneck = std::min(resources_[uplink(src)].capacity, resources_[downlink(dst)].capacity);
-    while (v != topology_.nodes[src]) {
-      Vertex u = pred[v];
-      size_t edge = edge_index_.at(key(u, v));
-      int res = 2 * topology_.node_count() + 2 * static_cast<int>(edge) + (u < v ? 0 : 1);
-      path.push_back(res);
-      bottleneck = std::min(bottleneck, resources_[res].capacity);
-      latency += g[boost::edge(u, v, g).first].latency.ns();
-      v = u;
-    }
-    r.resources.push_back(uplink(src));
-    r.resources.insert(r.resources.end(), path.rbegin(), path.rend());
-    r.resources.push_back(downlink(dst));
-    r.latency = Time::ns(latency);
-    r.bottleneck = Rate::bytes_per_second(bottleneck);
-  }
+  return trees_.emplace(src, std::move(pred)).first->second;
 }
 
 const Route& Network::route(NodeId src, NodeId dst) {
-  if (routes_[src].empty()) build_routes_from(src);
-  const Route& r = routes_[src][dst];
-  if (r.resources.empty()) throw std::runtime_error("no route between two nodes: the graph is not connected");
-  return r;
+  auto& row = routes_[src];
+  if (auto it = row.find(dst); it != row.end()) return it->second;
+  const std::vector<Vertex>& pred = predecessors(src);
+  const Graph& g = topology_.graph;
+  Vertex v = topology_.nodes[dst];
+  if (dst != src && pred[v] == v) throw std::runtime_error("no route between two nodes: the graph is not connected");
+  Route r;
+  std::vector<int> path;
+  int64_t latency = 0;
+  double bottleneck = std::min(resources_[uplink(src)].capacity, resources_[downlink(dst)].capacity);
+  while (v != topology_.nodes[src]) {
+    Vertex u = pred[v];
+    size_t edge = edge_index_.at(key(u, v));
+    int res = 2 * topology_.node_count() + 2 * static_cast<int>(edge) + (u < v ? 0 : 1);
+    path.push_back(res);
+    bottleneck = std::min(bottleneck, resources_[res].capacity);
+    latency += g[boost::edge(u, v, g).first].latency.ns();
+    v = u;
+  }
+  r.resources.push_back(uplink(src));
+  r.resources.insert(r.resources.end(), path.rbegin(), path.rend());
+  r.resources.push_back(downlink(dst));
+  r.latency = Time::ns(latency);
+  r.bottleneck = Rate::bytes_per_second(bottleneck);
+  return row.emplace(dst, std::move(r)).first->second;
 }
 
 Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {

@@ -4,7 +4,7 @@
 // direction of every link (full duplex). A transfer is a flow over the route
 // uplink(src) -> links of the path -> downlink(dst); the path is the shortest
 // by latency over the graph (ties: fewest hops, then Boost's Dijkstra order,
-// which is deterministic), computed once per source on first use.
+// which is deterministic), computed on first use and kept for the pairs used.
 //
 // A flow first spends its route's latency (the sum of its links') without
 // using bandwidth, then drains its bytes. Draining flows share every resource
@@ -108,7 +108,7 @@ class Network {
 
   int uplink(NodeId n) const { return 2 * n; }
   int downlink(NodeId n) const { return 2 * n + 1; }
-  void build_routes_from(NodeId src);
+  const std::vector<Vertex>& predecessors(NodeId src);
   void activate(uint32_t slot);
   void resolve(const std::vector<int>& seeds);
   void on_completion_event();
@@ -121,7 +121,9 @@ class Network {
   const Topology& topology_;
   std::vector<Resource> resources_;
   std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
-  std::vector<std::vector<Route>> routes_;             // [src][dst], built per source on demand
+  std::vector<std::unordered_map<NodeId, Route>> routes_;  // [src][dst], for the pairs used (stable addresses)
+  std::unordered_map<NodeId, std::vector<Vertex>> trees_;   // recent shortest-path trees
+  std::vector<int64_t> weights_;
   std::vector<Flow> flows_;                            // slab, by slot
   std::vector<FlowCold> cold_;                         // same slots
   std::vector<uint32_t> free_flows_;

@@ -65,26 +65,32 @@ EdgeList star_edges(int n) {
 EdgeList random_regular_edges(int n, int d, Rng& rng) {
   if (d >= n || (static_cast<long>(n) * d) % 2 != 0 || d < 1)
     throw std::invalid_argument("random regular graph needs 1 <= d < n and n*d even");
-  for (int attempt = 0; attempt < 10000; ++attempt) {
+  // Steger-Wormald: pair random stubs, redrawing a pair that would make a
+  // loop or a double edge; start over only when the draw gets stuck.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
     std::vector<int> stubs;
     for (int v = 0; v < n; ++v)
       for (int k = 0; k < d; ++k) stubs.push_back(v);
     std::set<std::pair<int, int>> edges;
-    bool ok = true;
-    // Pair stubs at random; a self loop or a double edge restarts the draw.
-    while (!stubs.empty() && ok) {
-      size_t i = uniform_index(rng, stubs.size());
-      std::swap(stubs[i], stubs.back());
-      int a = stubs.back();
-      stubs.pop_back();
-      size_t j = uniform_index(rng, stubs.size());
-      std::swap(stubs[j], stubs.back());
-      int b = stubs.back();
-      stubs.pop_back();
-      ok = a != b && edges.insert(ordered(a, b)).second;
+    bool stuck = false;
+    while (!stubs.empty() && !stuck) {
+      stuck = true;
+      for (int tries = 0; tries < 200; ++tries) {
+        size_t i = uniform_index(rng, stubs.size()), j = uniform_index(rng, stubs.size());
+        int a = stubs[i], b = stubs[j];
+        if (i == j || a == b || edges.count(ordered(a, b))) continue;
+        edges.insert(ordered(a, b));
+        if (i < j) std::swap(i, j);  // remove the later index first
+        std::swap(stubs[i], stubs.back());
+        stubs.pop_back();
+        std::swap(stubs[j], stubs.back());
+        stubs.pop_back();
+        stuck = false;
+        break;
+      }
     }
     EdgeList e(edges.begin(), edges.end());
-    if (ok && is_connected(n, e)) return e;
+    if (!stuck && is_connected(n, e)) return e;
   }
   throw std::runtime_error("could not draw a connected random regular graph");
 }

@@ -16,8 +16,9 @@ EdgeList complete_edges(int n);
 EdgeList ring_edges(int n);
 EdgeList torus_edges(int rows, int cols);            // 2-D torus, 4 neighbours
 EdgeList star_edges(int n);                          // vertex 0 is the hub
-// Random d-regular graph (n*d even, d < n) by the pairing model with restarts;
-// the result is connected (restart otherwise).
+// Random d-regular graph (n*d even, d < n): random stub pairing that redraws
+// pairs making loops or double edges (Steger and Wormald 1999), restarted
+// when stuck or disconnected.
 EdgeList random_regular_edges(int n, int d, Rng& rng);
 // G(n, p), redrawn until connected (p must make that likely; after 1000 draws
 // the missing components are joined by one edge each, in vertex order).
