@@ -14,6 +14,11 @@
 #include "sim/runner.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "sim/sweep.h"
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <mutex>
+#include <thread>
 #ifdef GOSSIPSIM_WITH_TORCH
 #include "kernels/torch_learner.h"
 #endif
@@ -53,6 +58,12 @@ std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::stri
 #else
   throw InputError(sc.file, "", "--kernels none: this build has no LibTorch");
 #endif
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
 }
 
 nlohmann::json histogram_json(const std::vector<std::vector<int64_t>>& h) {
@@ -104,6 +115,58 @@ int run_command(const RunCommand& cmd) {
   std::ofstream(dir.file("summary.json")) << summary.dump(2) << "\n";
   dir.commit();
   fmt::print("{}\n", out.string());
+  return 0;
+}
+
+int sweep_command(const SweepCommand& cmd) {
+  Sweep sweep = load_sweep(cmd.sweep);
+  auto [shard, shards] = parse_shard(cmd.shard);
+  const fs::path out = cmd.out.empty() ? fs::path("results") / sweep.name : fs::path(cmd.out);
+  fs::create_directories(out / "points");
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::vector<size_t> todo;
+  size_t done = 0;
+  for (size_t p : shard_points(sweep.size(), shard, shards)) {
+    if (fs::exists(out / "points" / std::to_string(p) / "summary.json")) ++done;
+    else todo.push_back(p);
+  }
+  fmt::print(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep.name, sweep.size(), shard,
+             shards, done, todo.size());
+  const int jobs = cmd.jobs > 0 ? cmd.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::mutex mutex;
+  std::vector<size_t> failed;
+  {
+    boost::asio::thread_pool pool(jobs);
+    for (size_t p : todo)
+      boost::asio::post(pool, [&, p] {
+        const fs::path dir = out / "points" / std::to_string(p);
+        const fs::path log = out / "points" / (std::to_string(p) + ".log");
+        std::string command = shell_quote(self) + " run " + shell_quote(sweep.base) + " --quiet --workers 1 --kernels " +
+                              shell_quote(cmd.kernels) + " --out " + shell_quote(dir.string());
+        for (const auto& o : sweep.overrides(p)) command += " --set " + shell_quote(o);
+        command += " > " + shell_quote(log.string()) + " 2>&1";
+        int rc = std::system(command.c_str());
+        std::lock_guard<std::mutex> lock(mutex);
+        if (rc != 0) {
+          failed.push_back(p);
+          std::ifstream in(log);
+          std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+          fmt::print(stderr, "point {} failed ({}): {}", p, sweep.values(p).dump(), text.empty() ? "no output\n" : text);
+        } else {
+          fs::remove(log);
+          fmt::print(stderr, "point {} done: {}\n", p, sweep.values(p).dump());
+        }
+      });
+    pool.join();
+  }
+  write_file_atomically(out / "sweep.csv", gather_sweep_csv(sweep, out.string()));
+  std::sort(failed.begin(), failed.end());
+  fmt::print("{}\n", (out / "sweep.csv").string());
+  if (!failed.empty()) {
+    fmt::print(stderr, "{} point(s) failed: {} (their logs are in {}/points/)\n", failed.size(), fmt::join(failed, ", "),
+               out.string());
+    return 3;
+  }
   return 0;
 }
 
@@ -212,13 +275,8 @@ int plot_command(const std::string& results, const std::string& out) {
       }
   }
   if (script.empty()) throw std::runtime_error("analysis/plot.py not found (set GOSSIPSIM_PLOT_SCRIPT)");
-  auto quote = [](const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  };
-  std::string command = "/usr/bin/python3 " + quote(script) + " " + quote(results);
-  if (!out.empty()) command += " --out " + quote(out);
+  std::string command = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(results);
+  if (!out.empty()) command += " --out " + shell_quote(out);
   int rc = std::system(command.c_str());
   return rc == 0 ? 0 : 1;
 }

@@ -19,6 +19,15 @@ struct RunCommand {
 };
 
 int run_command(const RunCommand& cmd);
+
+struct SweepCommand {
+  std::string sweep;
+  std::string out;              // default results/<sweep name>
+  std::string shard = "0/1";    // i/n
+  int jobs = 0;                 // points run at once; 0: one per core
+  std::string kernels = "torch";
+};
+int sweep_command(const SweepCommand& cmd);
 int validate_command(const std::string& file, const std::vector<std::string>& sets);
 int replay_command(const std::string& file, const std::string& out);
 int topology_command(const std::string& spec, bool dot);

@@ -22,6 +22,14 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--trace", run.trace, "Also write trace.json (Chrome trace events) per method");
   run_cmd->add_flag("--quiet", run.quiet, "No progress on stderr");
 
+  SweepCommand sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Run a grid of scenario variants in parallel; resumable, shardable");
+  sweep_cmd->add_option("sweep", sweep.sweep, "Sweep JSON: base scenario and axes")->required();
+  sweep_cmd->add_option("--out", sweep.out, "Results folder (default: results/<sweep name>)");
+  sweep_cmd->add_option("--shard", sweep.shard, "Run only shard i of n (points with index % n == i), e.g. 0/4");
+  sweep_cmd->add_option("--jobs", sweep.jobs, "Points run at once (default: one per core)");
+  sweep_cmd->add_option("--kernels", sweep.kernels, "torch or none")->check(CLI::IsMember({"torch", "none"}));
+
   std::string file, out;
   std::vector<std::string> sets;
   auto* validate = app.add_subcommand("validate", "Check a scenario file and print what it builds");
@@ -46,6 +54,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run_cmd) return run_command(run);
+    if (*sweep_cmd) return sweep_command(sweep);
     if (*validate) return validate_command(file, sets);
     if (*replay) return replay_command(file, out);
     if (*topo) return topology_command(file, dot);

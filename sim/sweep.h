@@ -1,0 +1,50 @@
+// Parameter sweeps: a base scenario and axes, each a JSON path with a list
+// of values. The grid is the cartesian product of the axes; a point's index
+// counts with the last axis fastest.
+//
+//   {"name": "...", "base": "../quickstart.json",
+//    "set": {"/stop/virtual_s": 30},                  fixed overrides (optional)
+//    "axes": [{"path": "/seed", "values": [1, 2, 3]},
+//             {"path": "/network/access/up_mbps", "values": [10, 100]}]}
+//
+// Each point is an ordinary run into <out>/points/<index>/, written
+// atomically, so a point whose folder exists is done: a sweep that is stopped
+// and started again skips it. Shards split the grid by index (index mod n ==
+// i) for Slurm job arrays or MPI ranks; results gather from the one folder.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gossipsim {
+
+struct SweepAxis {
+  std::string path;
+  std::vector<nlohmann::json> values;
+};
+
+struct Sweep {
+  std::string file, name, base;  // base: path of the base scenario, resolved
+  nlohmann::json fixed;          // "set": path -> value
+  std::vector<SweepAxis> axes;
+
+  size_t size() const;
+  // The overrides of point `index`, as "/path=json" strings for --set.
+  std::vector<std::string> overrides(size_t index) const;
+  nlohmann::json values(size_t index) const;  // path -> value of each axis
+};
+
+Sweep load_sweep(const std::string& file);
+
+// Points of shard i of n (0 <= i < n): the indices with index % n == i.
+std::vector<size_t> shard_points(size_t total, size_t shard, size_t shards);
+
+// Parses "i/n".
+std::pair<size_t, size_t> parse_shard(const std::string& text);
+
+// One tidy CSV of every finished point in <out>/points: one row per point and
+// method, the axis values as columns.
+std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
+
+}  // namespace gossipsim
