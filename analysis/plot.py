@@ -12,6 +12,8 @@ folder):
   consensus.png       consensus distance vs virtual time
   staleness.png       histogram of staleness (virtual seconds, snapshot to merge)
   timeline-<m>.png    Gantt chart per node, for methods run with --trace
+A folder written by `gossipsim sweep` gets sweep.png instead: time to the
+first target against the first axis, and the speed-up of gossip-scheduled.
   time_to_accuracy.md / .csv   virtual time to each target, and the speed-up of
                                gossip-scheduled over each other method
 Uses matplotlib and numpy from Debian's archive only.
@@ -172,6 +174,70 @@ def timeline(out, label, trace_path, window):
     plt.close(fig)
 
 
+def plot_sweep(folder, out):
+    """sweep.png: time to the first target against the first axis, per method
+    (mean over the other axes, seeds included), and the speed-up of
+    gossip-scheduled over each other method at every value of that axis."""
+    rows = read_csv(os.path.join(folder, "sweep.csv"))
+    if not rows:
+        return
+    columns = list(rows[0].keys())
+    axes = columns[1:columns.index("method")]
+    x_axis = axes[0]
+    targets = sorted({r["target"] for r in rows if r["target"]}, key=float)
+    if not targets:
+        return
+    target = targets[0]
+    rows = [r for r in rows if r["target"] == target]
+
+    def key(v):
+        try:
+            return (0, float(v))
+        except ValueError:
+            return (1, v)
+
+    xs = sorted({r[x_axis] for r in rows}, key=key)
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    method = {r["label"]: r["method"] for r in rows}
+    time = {}
+    for r in rows:
+        rest = tuple(r[a] for a in axes[1:])
+        time[(r["label"], r[x_axis], rest)] = number(r["time_to_target_s"])
+    fig, axs = plt.subplots(1, 2, figsize=(12, 4.5))
+    positions = range(len(xs))
+    for l in labels:
+        means = []
+        for x in xs:
+            v = [t for (ll, xx, _), t in time.items() if ll == l and xx == x and math.isfinite(t)]
+            means.append(np.mean(v) if v else math.nan)
+        axs[0].plot(positions, means, marker="o", label=l)
+    sched = [l for l in labels if method[l] == "gossip-scheduled"]
+    if sched:
+        for l in labels:
+            if l == sched[0]:
+                continue
+            ratios = []
+            for x in xs:
+                v = [time[(l, xx, rest)] / t for (ll, xx, rest), t in time.items()
+                     if ll == sched[0] and xx == x and math.isfinite(t) and t > 0
+                     and math.isfinite(time.get((l, xx, rest), math.inf))]
+                ratios.append(np.mean(v) if v else math.nan)
+            axs[1].plot(positions, ratios, marker="o", label=f"over {l}")
+        axs[1].axhline(1.0, color="grey", lw=0.8, ls=":")
+        axs[1].set_ylabel(f"speed-up of {sched[0]} to accuracy {target}")
+        axs[1].legend()
+    for ax in axs:
+        ax.set_xticks(list(positions))
+        ax.set_xticklabels(xs, rotation=20)
+        ax.set_xlabel(x_axis)
+        ax.grid(alpha=0.3)
+    axs[0].set_ylabel(f"virtual seconds to accuracy {target} (mean over points)")
+    axs[0].legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "sweep.png"), dpi=110)
+    plt.close(fig)
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+")
@@ -181,6 +247,11 @@ def main(argv):
     out = a.out or a.results[0]
     os.makedirs(out, exist_ok=True)
     window = tuple(float(v) for v in a.window.split(",")) if a.window else None
+    if all(os.path.exists(os.path.join(f, "sweep.csv")) and not os.path.exists(os.path.join(f, "summary.json"))
+           for f in a.results):
+        plot_sweep(a.results[0], out)
+        print(out)
+        return
 
     by_label, targets, title = {}, [], ""
     for folder in a.results:
