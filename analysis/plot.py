@@ -146,7 +146,8 @@ def timeline(out, label, trace_path, window):
         if t1 < start or t0 > end:
             continue
         y = e["pid"] + (0.0 if e["name"] == "compute" else 0.3)
-        ax.broken_barh([(t0, t1 - t0)], (y - 0.12, 0.24), color=colours.get(e["name"], "grey"))
+        ax.broken_barh([(t0, t1 - t0)], (y - 0.12, 0.24), facecolor=colours.get(e["name"], "grey"),
+                       edgecolor="white", linewidth=0.4)
     flows = {}
     for e in events:
         if e["ph"] in ("s", "f"):
@@ -167,8 +168,10 @@ def timeline(out, label, trace_path, window):
     ax.set_yticklabels([f"node {n}" for n in nodes])
     ax.invert_yaxis()
     ax.set_xlabel("virtual time (s)")
-    ax.set_title(f"{label}: compute (blue), sending (orange), transfers (green arrows), merges (red); idle is blank")
-    ax.legend(loc="upper right")
+    ax.set_title(f"{label}: compute (blue, one box per iteration), sending (orange), transfers (green arrows), "
+                 "merges (red); idle is blank", fontsize=10)
+    if merges:
+        ax.legend(loc="upper right")
     fig.tight_layout()
     fig.savefig(os.path.join(out, f"timeline-{label}.png"), dpi=110)
     plt.close(fig)

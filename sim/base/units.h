@@ -20,7 +20,7 @@ class Time {
   static constexpr Time zero() { return Time(0); }
 
   constexpr int64_t ns() const { return ns_; }
-  constexpr double seconds() const { return static_cast<double>(ns_) * 1e-9; }
+  constexpr double seconds() const { return static_cast<double>(ns_) / 1e9; }
 
   constexpr Time operator+(Time o) const { return Time(ns_ + o.ns_); }
   constexpr Time operator-(Time o) const { return Time(ns_ - o.ns_); }
