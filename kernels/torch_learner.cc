@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <condition_variable>
+#include <deque>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cmath>
@@ -20,10 +20,14 @@
 namespace gossipsim {
 
 namespace {
-// Filled on the sender's chain; `ready` says when.
+// Filled on the sender's chain. `done` (guarded by the learner's chain
+// mutex) and `waiting` let merges that need it wait without holding a worker;
+// `ready` lets the event loop wait for it.
 struct TorchSnapshot : ModelSnapshot {
   std::shared_future<void> ready;
   torch::Tensor params, buffers;
+  bool done = false;
+  std::vector<int> waiting;  // nodes whose chains are parked on this snapshot
   void wait() const {
     if (ready.valid()) ready.get();
   }
@@ -87,7 +91,7 @@ class TorchLearner : public Learner {
     for (auto& v : views_) free_views_.push_back(v.get());
     if (workers > 1) {
       pool_ = std::make_unique<boost::asio::thread_pool>(workers);
-      for (int n = 0; n < nodes; ++n) chains_.emplace_back(boost::asio::make_strand(pool_->get_executor()));
+      chains_.resize(nodes);
     }
 
     Rng prng = streams.stream("partition");
@@ -144,23 +148,28 @@ class TorchLearner : public Learner {
         Timer t(kernel_ns_);
         s->params = store_->params[n].clone();
         s->buffers = store_->buffers[n].clone();
-        done->set_value();
       } catch (...) {
         done->set_exception(std::current_exception());
+        finish_snapshot(*s);
         throw;
       }
+      done->set_value();
+      finish_snapshot(*s);
     });
     return s;
   }
 
   void merge(NodeId r, const ModelSnapshot& snap, double w_self, double w_other) override {
-    const auto& s = static_cast<const TorchSnapshot&>(snap);
-    s.wait();
-    on_node(r, [this, r, params = s.params, buffers = s.buffers, w = w_other / (w_self + w_other)] {
+    // The snapshot may still be queued on its sender's chain: the merge waits
+    // for it on the receiver's chain, never in the event loop.
+    auto s = std::static_pointer_cast<const TorchSnapshot>(snap.shared_from_this());
+    const double w = w_other / (w_self + w_other);
+    on_node(r, [this, r, s, w] {
+      s->wait();  // rethrows a failed snapshot
       Timer t(kernel_ns_);
-      store_->params[r].mul_(1 - w).add_(params, w);
-      if (store_->buffer_count() > 0) store_->buffers[r].mul_(1 - w).add_(buffers, w);
-    });
+      store_->params[r].mul_(1 - w).add_(s->params, w);
+      if (store_->buffer_count() > 0) store_->buffers[r].mul_(1 - w).add_(s->buffers, w);
+    }, std::const_pointer_cast<TorchSnapshot>(s));
   }
 
   void average_all() override {
@@ -233,28 +242,60 @@ class TorchLearner : public Learner {
   }
 
   // Runs fn on node n's chain: in the order operations on n were asked for,
-  // concurrently with other nodes' chains (a strand per node on the worker
-  // pool). Inline when there is no pool. Workers never wait on each other:
-  // only the event loop waits (drain, a snapshot before its merge).
-  template <typename Fn>
-  void on_node(NodeId n, Fn fn) {
+  // concurrently with other nodes' chains, on the worker pool (inline when
+  // there is none). An operation that needs a snapshot (`after`) parks its
+  // chain until that snapshot is taken, without holding a worker; the
+  // snapshot wakes the chain. A parked operation always waits for one asked
+  // for earlier, so chains never wait on each other in a cycle.
+  void on_node(NodeId n, std::function<void()> fn, std::shared_ptr<TorchSnapshot> after = nullptr) {
     if (!pool_) return fn();
-    {
-      std::lock_guard<std::mutex> lock(chain_mutex_);
-      ++in_flight_;
+    std::lock_guard<std::mutex> lock(chain_mutex_);
+    ++in_flight_;
+    Chain& c = chains_[n];
+    c.ops.push_back(Op{std::move(fn), std::move(after)});
+    if (!c.scheduled) {
+      c.scheduled = true;
+      boost::asio::post(*pool_, [this, n] { run_chain(n); });
     }
-    boost::asio::post(chains_[n], [this, fn = std::move(fn)]() mutable {
-      prepare_worker_thread();
+  }
+
+  void run_chain(NodeId n) {
+    prepare_worker_thread();
+    Chain& c = chains_[n];
+    for (;;) {
+      Op op;
+      {
+        std::lock_guard<std::mutex> lock(chain_mutex_);
+        if (c.ops.empty()) {
+          c.scheduled = false;
+          return;
+        }
+        if (c.ops.front().after && !c.ops.front().after->done) {
+          c.ops.front().after->waiting.push_back(n);  // stays scheduled: parked
+          return;
+        }
+        op = std::move(c.ops.front());
+        c.ops.pop_front();
+      }
       std::exception_ptr error;
       try {
-        fn();
+        op.fn();
       } catch (...) {
         error = std::current_exception();
       }
       std::lock_guard<std::mutex> lock(chain_mutex_);
       if (error && !error_) error_ = error;
       if (--in_flight_ == 0) chain_idle_.notify_all();
-    });
+    }
+  }
+
+  // Marks a snapshot taken and resumes the chains parked on it.
+  void finish_snapshot(TorchSnapshot& s) {
+    if (!pool_) return;
+    std::lock_guard<std::mutex> lock(chain_mutex_);
+    s.done = true;
+    for (int n : s.waiting) boost::asio::post(*pool_, [this, n] { run_chain(n); });
+    s.waiting.clear();
   }
 
   // Waits until every chain is idle; rethrows the first error a kernel raised.
@@ -393,7 +434,15 @@ class TorchLearner : public Learner {
   std::vector<ModuleView*> free_views_;
   std::mutex views_mutex_;
   std::unique_ptr<boost::asio::thread_pool> pool_;
-  std::vector<boost::asio::strand<boost::asio::thread_pool::executor_type>> chains_;
+  struct Op {
+    std::function<void()> fn;
+    std::shared_ptr<TorchSnapshot> after;
+  };
+  struct Chain {
+    std::deque<Op> ops;
+    bool scheduled = false;  // a worker runs it, or it is parked on a snapshot
+  };
+  std::vector<Chain> chains_;
   std::mutex chain_mutex_;
   std::condition_variable chain_idle_;
   int64_t in_flight_ = 0;

@@ -18,7 +18,7 @@
 
 namespace gossipsim {
 
-struct ModelSnapshot {
+struct ModelSnapshot : std::enable_shared_from_this<ModelSnapshot> {
   virtual ~ModelSnapshot() = default;
 };
 using SnapshotPtr = std::shared_ptr<const ModelSnapshot>;
