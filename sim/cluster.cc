@@ -59,34 +59,37 @@ void Cluster::comm_change(NodeId n, int delta_out, int delta_in) {
   if (before && !after) node.comm_total += now() - node.comm_since;
 }
 
-void Cluster::send(NodeId src, NodeId dst, Sent sent) {
-  Node& s = nodes_[src];
-  double weight = 1;
-  if (gosgd_) {
-    s.weight /= 2;
-    weight = s.weight;
-  }
-  const Bytes size = ctx_.learner.model_bytes();
+size_t Cluster::begin_transfer(NodeId src, NodeId dst, Bytes size) {
   TransferRow row;
   row.src = src;
   row.dst = dst;
   row.bytes = size.count;
   row.snapshot = row.start = now();
-  row.sender_iterations_at_snapshot = s.iterations;
-  auto& rows = ctx_.recorder.transfers;
-  rows.push_back(row);
-  Pending p{ctx_.learner.snapshot(src), weight, rows.size() - 1};
-  ++s.sent;
+  row.sender_iterations_at_snapshot = nodes_[src].iterations;
+  ctx_.recorder.transfers.push_back(row);
+  ++nodes_[src].sent;
   comm_change(src, 1, 0);
   comm_change(dst, 0, 1);
+  return ctx_.recorder.transfers.size() - 1;
+}
+
+void Cluster::end_transfer(const FlowRecord& f, size_t row) {
+  bytes_sent_ += f.size.count;
+  ++transfers_done_;
+  ctx_.recorder.transfers[row].finish = f.finish;
+  ctx_.recorder.transfers[row].finished = true;
+  comm_change(f.src, -1, 0);
+  comm_change(f.dst, 0, -1);
+  ++nodes_[f.dst].received;
+}
+
+void Cluster::send(NodeId src, NodeId dst, Sent sent) {
+  double weight = 1;
+  if (gosgd_) weight = (nodes_[src].weight /= 2);
+  const Bytes size = ctx_.learner.model_bytes();
+  Pending p{ctx_.learner.snapshot(src), weight, begin_transfer(src, dst, size)};
   ctx_.net.start_flow(src, dst, size, [this, p, sent = std::move(sent)](const FlowRecord& f) {
-    bytes_sent_ += f.size.count;
-    ++transfers_done_;
-    ctx_.recorder.transfers[p.row].finish = f.finish;
-    ctx_.recorder.transfers[p.row].finished = true;
-    comm_change(f.src, -1, 0);
-    comm_change(f.dst, 0, -1);
-    ++nodes_[f.dst].received;
+    end_transfer(f, p.row);
     ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
     ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
     ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
@@ -96,25 +99,9 @@ void Cluster::send(NodeId src, NodeId dst, Sent sent) {
 }
 
 void Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent) {
-  TransferRow row;
-  row.src = src;
-  row.dst = dst;
-  row.bytes = size.count;
-  row.snapshot = row.start = now();
-  row.sender_iterations_at_snapshot = nodes_[src].iterations;
-  ctx_.recorder.transfers.push_back(row);
-  size_t index = ctx_.recorder.transfers.size() - 1;
-  ++nodes_[src].sent;
-  comm_change(src, 1, 0);
-  comm_change(dst, 0, 1);
-  ctx_.net.start_flow(src, dst, size, [this, index, sent = std::move(sent)](const FlowRecord& f) {
-    bytes_sent_ += f.size.count;
-    ++transfers_done_;
-    ctx_.recorder.transfers[index].finish = f.finish;
-    ctx_.recorder.transfers[index].finished = true;
-    comm_change(f.src, -1, 0);
-    comm_change(f.dst, 0, -1);
-    ++nodes_[f.dst].received;
+  const size_t row = begin_transfer(src, dst, size);
+  ctx_.net.start_flow(src, dst, size, [this, row, sent = std::move(sent)](const FlowRecord& f) {
+    end_transfer(f, row);
     if (sent) sent(f);
   });
 }

@@ -88,6 +88,8 @@ class Cluster {
     int64_t iterations = 0, sent = 0, received = 0;
   };
 
+  size_t begin_transfer(NodeId src, NodeId dst, Bytes size);  // its row in recorder.transfers
+  void end_transfer(const FlowRecord& f, size_t row);
   void deliver(NodeId dst, Pending p);
   void merge(NodeId dst, const Pending& p);
   void comm_change(NodeId n, int delta_out, int delta_in);

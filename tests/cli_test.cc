@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "test_util.h"
+
 namespace gossipsim {
 namespace {
 
@@ -18,14 +20,9 @@ struct Result {
 };
 
 Result gossipsim(const std::string& args) {
-  std::string cmd = std::string(GOSSIPSIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
+  Result r;
+  r.code = test::run_shell(std::string(GOSSIPSIM_BINARY) + " " + args, &r.out);
+  return r;
 }
 
 fs::path temp(const std::string& name) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/base/error.h"
+#include "test_util.h"
 
 namespace gossipsim {
 namespace {
@@ -31,14 +32,7 @@ fs::path write_sweep(const nlohmann::json& axes) {
 }
 
 int run(const std::string& args, std::string* output = nullptr) {
-  std::string cmd = std::string(GOSSIPSIM_BINARY) + " sweep " + args + " --kernels none 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (output) *output = out;
-  return WEXITSTATUS(pclose(p));
+  return test::run_shell(std::string(GOSSIPSIM_BINARY) + " sweep " + args + " --kernels none", output);
 }
 
 std::string read(const fs::path& p) {

@@ -2,6 +2,9 @@
 // text written in the test itself.
 #pragma once
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +16,17 @@ namespace gossipsim::test {
 inline Topology topology_from(const std::string& json, const LinkDefaults& d = {}, uint64_t seed = 1) {
   nlohmann::json j = nlohmann::json::parse(json);
   return build_topology(JsonReader(j, "test"), d, Streams(seed));
+}
+
+// Runs a shell command; returns its exit code and what it printed (stderr too).
+inline int run_shell(const std::string& command, std::string* output = nullptr) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  if (output) *output = out;
+  return WEXITSTATUS(pclose(p));
 }
 
 inline Scenario scenario_from(const nlohmann::json& j) { return parse_scenario(j, "test.json"); }
