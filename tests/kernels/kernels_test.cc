@@ -232,6 +232,26 @@ TEST(Learner, AverageAllGivesEveryNodeTheMean) {
   for (size_t k = 0; k < after.size(); ++k) EXPECT_NEAR(after[k], (x[0][k] + x[1][k] + x[2][k]) / 3.0, 1e-6);
 }
 
+TEST(Device, CudaIsRefusedClearlyWithoutIt) {
+  WorkloadSpec w = synthetic_workload();
+  w.device = "cuda";
+  if (torch_has_cuda()) {
+    auto learner = make_torch_factory(w, 1, 0)->make(2);
+    learner->step(0);
+    auto cpu = make_torch_factory(synthetic_workload(), 1, 0)->make(2);
+    cpu->step(0);
+    auto a = snapshot_values(*learner->snapshot(0)), b = snapshot_values(*cpu->snapshot(0));
+    for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-4);
+    return;
+  }
+  try {
+    make_torch_factory(w, 1, 0);
+    FAIL() << "cuda accepted without a CUDA device";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/workload/device"), std::string::npos);
+  }
+}
+
 TEST(Learner, MemoryPerNodeIsItsState) {
   WorkloadSpec w = synthetic_workload();
   w.synthetic.shape = {1, 28, 28};
