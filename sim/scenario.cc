@@ -25,22 +25,6 @@ std::string choice(const JsonReader& r, const std::string& key, const std::vecto
   return v;
 }
 
-NetworkOptions parse_network(const JsonReader& r) {
-  NetworkOptions n;
-  if (auto access = r.child("access")) {
-    if (auto v = access->child("up_mbps")) n.links.up_mbps = Distribution::parse(*v, Domain::kPositive);
-    if (auto v = access->child("down_mbps")) n.links.down_mbps = Distribution::parse(*v, Domain::kPositive);
-    access->done();
-  }
-  if (auto links = r.child("links")) {
-    if (auto v = links->child("latency_ms")) n.links.latency_ms = Distribution::parse(*v, Domain::kNonNegative);
-    if (auto v = links->child("bandwidth_mbps")) n.links.bandwidth_mbps = Distribution::parse(*v, Domain::kPositive);
-    links->done();
-  }
-  r.done();
-  return n;
-}
-
 ComputeOptions parse_compute(const JsonReader& r) {
   ComputeOptions c;
   if (auto v = r.child("iteration_ms")) c.iteration_ms = Distribution::parse(*v, Domain::kPositive);
@@ -197,6 +181,22 @@ EvalOptions parse_eval(const JsonReader& r) {
 }
 
 }  // namespace
+
+NetworkOptions parse_network(const JsonReader& r) {
+  NetworkOptions n;
+  if (auto access = r.child("access")) {
+    if (auto v = access->child("up_mbps")) n.links.up_mbps = Distribution::parse(*v, Domain::kPositive);
+    if (auto v = access->child("down_mbps")) n.links.down_mbps = Distribution::parse(*v, Domain::kPositive);
+    access->done();
+  }
+  if (auto links = r.child("links")) {
+    if (auto v = links->child("latency_ms")) n.links.latency_ms = Distribution::parse(*v, Domain::kNonNegative);
+    if (auto v = links->child("bandwidth_mbps")) n.links.bandwidth_mbps = Distribution::parse(*v, Domain::kPositive);
+    links->done();
+  }
+  r.done();
+  return n;
+}
 
 const std::vector<std::string>& method_names() {
   static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce",

@@ -87,6 +87,8 @@ struct Scenario {
 void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file);
 
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
+// The /network section alone (net replay files share it).
+NetworkOptions parse_network(const JsonReader& r);
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});
 
 const std::vector<std::string>& method_names();

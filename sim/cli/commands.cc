@@ -186,18 +186,7 @@ int replay_command(const std::string& file, const std::string& out) {
   r.expect_object();
   uint64_t seed = static_cast<uint64_t>(r.integer("seed", 1));
   LinkDefaults defaults;
-  if (auto n = r.child("network")) {
-    // Reuse the scenario's /network reader through a minimal scenario.
-    Scenario probe = parse_scenario(
-        {{"name", "replay"},
-         {"network", n->value()},
-         {"topology", {{"generator", "complete"}, {"nodes", 1}}},
-         {"workload", {{"dataset", "synthetic"}}},
-         {"methods", {"single"}},
-         {"stop", {{"virtual_s", 1}}}},
-        file);
-    defaults = probe.network.links;
-  }
+  if (auto n = r.child("network")) defaults = parse_network(*n).links;
   Topology topo = build_topology(r.at("topology"), defaults, Streams(seed));
   Simulator sim;
   Network net(sim, topo);
