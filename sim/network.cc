@@ -16,7 +16,7 @@ uint64_t key(size_t u, size_t v) { return (static_cast<uint64_t>(u) << 32) | v; 
 }  // namespace
 
 Network::Network(Simulator& sim, const Topology& topology)
-    : sim_(sim), topology_(topology), routes_(topology.node_count()) {
+    : sim_(sim), topology_(topology), routes_(topology.node_count()), peers_routed_(topology.node_count(), 0) {
   const Graph& g = topology.graph;
   resources_.resize(2 * topology.node_count() + 2 * boost::num_edges(g));
   for (NodeId n = 0; n < topology.node_count(); ++n) {
@@ -38,35 +38,74 @@ Network::~Network() { sim_.cancel(next_event_); }
 
 // Shortest-path tree from a node, kept for the few sources used last: the
 // routes themselves are kept for the pairs that are used, not for all pairs.
-const std::vector<Vertex>& Network::predecessors(NodeId src) {
-  if (auto it = trees_.find(src); it != trees_.end()) return it->second;
-  if (trees_.size() >= 64) trees_.clear();
+namespace {
+// Ends a Dijkstra search once every vertex it waits for is settled.
+struct SearchDone {};
+struct StopWhenSettled : boost::default_dijkstra_visitor {
+  std::vector<char>* wanted;
+  size_t* left;
+  template <typename G>
+  void examine_vertex(Vertex v, const G&) {
+    if ((*wanted)[v] && (*wanted)[v]-- && --*left == 0) throw SearchDone{};
+  }
+};
+}  // namespace
+
+// A shortest-path tree from `src`. With `targets`, the search stops once they
+// are all settled and only their branches of the tree are valid; such partial
+// trees are not kept. Whole trees are kept for the few sources used last.
+std::vector<Vertex> Network::shortest_paths(NodeId src, const std::vector<NodeId>* targets) {
   const Graph& g = topology_.graph;
   const size_t nv = boost::num_vertices(g);
-  if (weights_.empty()) {
-    // Weight latency*(V+1)+1: shortest latency first, then fewest hops.
-    weights_.resize(boost::num_edges(g));
-    size_t e = 0;
-    for (auto [it, end] = boost::edges(g); it != end; ++it, ++e)
-      weights_[e] = g[*it].latency.ns() * static_cast<int64_t>(nv + 1) + 1;
-  }
-  auto weight_of = [&](Graph::edge_descriptor d) {
-    return weights_[edge_index_.at(key(boost::source(d, g), boost::target(d, g)))];
-  };
+  // Weight latency*(V+1)+1: shortest latency first, then fewest hops.
+  auto weight_of = [&](Graph::edge_descriptor d) { return g[d].latency.ns() * static_cast<int64_t>(nv + 1) + 1; };
   std::vector<Vertex> pred(nv);
   std::vector<int64_t> dist(nv);
-  boost::dijkstra_shortest_paths(
-      g, topology_.nodes[src],
-      boost::predecessor_map(pred.data())
-          .distance_map(dist.data())
-          .weight_map(boost::make_function_property_map<Graph::edge_descriptor, int64_t>(weight_of)));
-  return trees_.emplace(src, std::move(pred)).first->second;
+  std::vector<char> wanted(targets ? nv : 0, 0);
+  size_t left = 0;
+  if (targets)
+    for (NodeId t : *targets)
+      if (!wanted[topology_.nodes[t]]) wanted[topology_.nodes[t]] = 1, ++left;
+  StopWhenSettled visitor;
+  visitor.wanted = &wanted;
+  visitor.left = &left;
+  auto params = boost::predecessor_map(pred.data())
+                    .distance_map(dist.data())
+                    .weight_map(boost::make_function_property_map<Graph::edge_descriptor, int64_t>(weight_of));
+  try {
+    if (targets && left > 0) boost::dijkstra_shortest_paths(g, topology_.nodes[src], params.visitor(visitor));
+    else boost::dijkstra_shortest_paths(g, topology_.nodes[src], params);
+  } catch (const SearchDone&) {
+  }
+  return pred;
 }
 
 const Route& Network::route(NodeId src, NodeId dst) {
   auto& row = routes_[src];
   if (auto it = row.find(dst); it != row.end()) return it->second;
-  const std::vector<Vertex>& pred = predecessors(src);
+  // The pairs a method uses are mostly a node's peers: one search, stopped
+  // once they are all reached, gives all their routes.
+  const bool has_peers = src < static_cast<NodeId>(topology_.peers.size());
+  if (has_peers && !peers_routed_[src]) {
+    const auto& peers = topology_.peers[src];
+    if (std::find(peers.begin(), peers.end(), dst) != peers.end()) {
+      peers_routed_[src] = 1;
+      std::vector<Vertex> pred = shortest_paths(src, &peers);
+      for (NodeId p : peers) build_route(src, p, pred);
+      return row.at(dst);
+    }
+  }
+  auto tree = trees_.find(src);
+  if (tree == trees_.end()) {
+    if (trees_.size() >= 64) trees_.clear();
+    tree = trees_.emplace(src, shortest_paths(src, nullptr)).first;
+  }
+  return build_route(src, dst, tree->second);
+}
+
+const Route& Network::build_route(NodeId src, NodeId dst, const std::vector<Vertex>& pred) {
+  auto& row = routes_[src];
+  if (auto it = row.find(dst); it != row.end()) return it->second;
   const Graph& g = topology_.graph;
   Vertex v = topology_.nodes[dst];
   if (dst != src && pred[v] == v) throw std::runtime_error("no route between two nodes: the graph is not connected");

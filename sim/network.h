@@ -108,7 +108,8 @@ class Network {
 
   int uplink(NodeId n) const { return 2 * n; }
   int downlink(NodeId n) const { return 2 * n + 1; }
-  const std::vector<Vertex>& predecessors(NodeId src);
+  std::vector<Vertex> shortest_paths(NodeId src, const std::vector<NodeId>* targets);
+  const Route& build_route(NodeId src, NodeId dst, const std::vector<Vertex>& pred);
   void activate(uint32_t slot);
   void resolve(const std::vector<int>& seeds);
   void on_completion_event();
@@ -122,8 +123,8 @@ class Network {
   std::vector<Resource> resources_;
   std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
   std::vector<std::unordered_map<NodeId, Route>> routes_;  // [src][dst], for the pairs used (stable addresses)
-  std::unordered_map<NodeId, std::vector<Vertex>> trees_;   // recent shortest-path trees
-  std::vector<int64_t> weights_;
+  std::unordered_map<NodeId, std::vector<Vertex>> trees_;   // recent whole shortest-path trees
+  std::vector<char> peers_routed_;                          // per source: peer routes built
   std::vector<Flow> flows_;                            // slab, by slot
   std::vector<FlowCold> cold_;                         // same slots
   std::vector<uint32_t> free_flows_;
