@@ -29,7 +29,9 @@ namespace {
 
 enum Side { kSend = 0, kRecv = 1 };
 
-// The communication-enabled state, true and as each node sees it.
+// The communication-enabled state, true and as each node sees it. In
+// gossiped mode every node keeps a view of every node's two sides: 2N
+// entries a node, N^2 in all (16 bytes each), fine to a few thousand nodes.
 class InfoBoard {
  public:
   InfoBoard(Cluster& c, bool gossiped) : c_(c), gossiped_(gossiped), truth_(c.size()) {
