@@ -111,16 +111,6 @@ int64_t product(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names = {"mlp", "cnn", "cnn-wide", "resnet20"};
-  return names;
-}
-
-bool is_known_model(const std::string& name) {
-  const auto& n = model_names();
-  return std::find(n.begin(), n.end(), name) != n.end();
-}
-
 std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& shape, int classes) {
   if (spec.name == "mlp") return std::make_shared<Mlp>(product(shape), spec.hidden, classes);
   if (shape.size() != 3) throw std::invalid_argument(spec.name + " needs image inputs [C, H, W]");

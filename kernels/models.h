@@ -26,7 +26,5 @@ struct Net : torch::nn::Module {
 };
 
 std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape, int classes);
-bool is_known_model(const std::string& name);
-const std::vector<std::string>& model_names();
 
 }  // namespace gossipsim

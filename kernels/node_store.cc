@@ -42,10 +42,6 @@ NodeStore::NodeStore(Net& prototype, int nodes, bool with_momentum) {
   if (with_momentum) momentum = torch::zeros({nodes, p});
 }
 
-int64_t NodeStore::state_bytes_per_node() const {
-  return 4 * (param_count() * (momentum.defined() ? 2 : 1) + buffer_count());
-}
-
 ModuleView::ModuleView(std::shared_ptr<Net> net, const NodeStore& store)
     : net_(std::move(net)), store_(store) {
   params_ = net_->parameters();

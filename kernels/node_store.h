@@ -34,7 +34,6 @@ class NodeStore {
   int node_count() const { return static_cast<int>(params.size(0)); }
   int64_t param_count() const { return params.size(1); }
   int64_t buffer_count() const { return buffers.size(1); }
-  int64_t state_bytes_per_node() const;
 
   torch::Tensor params, momentum, buffers;
   std::vector<TensorSlice> param_layout, buffer_layout;

@@ -218,7 +218,6 @@ class TorchLearner : public Learner {
     return e;
   }
 
-  int64_t state_bytes_per_node() const { return store_->state_bytes_per_node(); }
 
  private:
   struct Sampler {

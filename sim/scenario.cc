@@ -73,11 +73,11 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     w.model.name = m.string("name");
     w.model.hidden = int_list(m, "hidden", w.model.hidden);
     w.model.norm = choice(m, "norm", {"batch", "group"});
-    one_of(m, "name", w.model.name, {"mlp", "cnn", "cnn-wide", "resnet20"});
+    one_of(m, "name", w.model.name, model_names());
     m.done();
   } else {
     w.model.name = r.string("model", "cnn");
-    one_of(r, "model", w.model.name, {"mlp", "cnn", "cnn-wide", "resnet20"});
+    one_of(r, "model", w.model.name, model_names());
   }
   w.batch = r.integer("batch", 32);
   r.require(w.batch >= 1, "batch", "an integer >= 1");

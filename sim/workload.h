@@ -41,6 +41,12 @@ struct OptimizerSpec {
   LrSchedule schedule;
 };
 
+// The models the registry in kernels/models.h builds.
+inline const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names = {"mlp", "cnn", "cnn-wide", "resnet20"};
+  return names;
+}
+
 struct WorkloadSpec {
   std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic
   std::string data_dir;                   // default: /usr/share/datasets/fashion-mnist for fashion-mnist
