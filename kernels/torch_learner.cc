@@ -184,40 +184,39 @@ class TorchLearner : public Learner {
     avg(store_->buffers);
   }
 
-  Evaluation evaluate(bool per_node) override {
-    drain();
-    Timer t(kernel_ns_);
-    torch::NoGradGuard guard;
-    Evaluation e;
-    auto mean_params = store_->params.mean(0);
-    auto mean_buffers = store_->buffers.mean(0);
-    {
-      ModuleView* v = acquire();
-      std::tie(e.accuracy, e.loss) = evaluate_rows(*v, mean_params, mean_buffers);
-      release(v);
-    }
-    e.consensus = (store_->params - mean_params).pow(2).sum(1).mean().item<double>();
-    if (per_node) {
-      const int n = node_count();
-      std::vector<std::pair<double, double>> r(n);
-      for_each_parallel(n, [&](size_t i, ModuleView& v) {
-        r[i] = evaluate_rows(v, store_->params[i], store_->buffers[i]);
+  // Every node's chain copies its rows (and evaluates its own model) where
+  // the evaluation was asked for; the last to do so evaluates the average
+  // model. The event loop does not wait, and workers never idle for it.
+  // The copies are taken as chains reach them, so pending evaluations cost
+  // memory only once their chains run.
+  PendingEvaluation evaluate_async(bool per_node) override {
+    const int n = node_count();
+    auto job = std::make_shared<EvalJob>();
+    job->per_node = per_node;
+    job->remaining = n;
+    job->params.resize(n);
+    job->buffers.resize(n);
+    job->node.resize(n);
+    PendingEvaluation result = job->promise.get_future().share();
+    for (int i = 0; i < n; ++i)
+      on_node(i, [this, i, job] {
+        try {
+          Timer t(kernel_ns_);
+          job->params[i] = store_->params[i].clone();
+          job->buffers[i] = store_->buffers[i].clone();
+          if (job->per_node) {
+            ModuleView* v = acquire();
+            job->node[i] = evaluate_rows(*v, store_->params[i], store_->buffers[i]);
+            release(v);
+          }
+          if (--job->remaining == 0) finish_evaluation(*job);
+        } catch (...) {
+          job->fail(std::current_exception());
+          throw;
+        }
       });
-      e.per_node = true;
-      e.node_accuracy_min = e.node_loss_min = INFINITY;
-      e.node_accuracy_max = e.node_loss_max = -INFINITY;
-      for (auto [acc, loss] : r) {
-        e.node_accuracy_mean += acc / n;
-        e.node_loss_mean += loss / n;
-        e.node_accuracy_min = std::min(e.node_accuracy_min, acc);
-        e.node_accuracy_max = std::max(e.node_accuracy_max, acc);
-        e.node_loss_min = std::min(e.node_loss_min, loss);
-        e.node_loss_max = std::max(e.node_loss_max, loss);
-      }
-    }
-    return e;
+    return result;
   }
-
 
  private:
   struct Sampler {
@@ -322,34 +321,6 @@ class TorchLearner : public Learner {
     free_views_.push_back(v);
   }
 
-  // Runs fn(i, view) for i in [0, count), on the worker pool when there is one.
-  template <typename Fn>
-  void for_each_parallel(size_t count, Fn fn) {
-    if (!pool_ || count <= 1) {
-      ModuleView* v = acquire();
-      for (size_t i = 0; i < count; ++i) fn(i, *v);
-      release(v);
-      return;
-    }
-    std::vector<std::future<void>> done;
-    for (size_t i = 0; i < count; ++i) {
-      auto task = std::make_shared<std::packaged_task<void()>>([this, i, &fn] {
-        prepare_worker_thread();
-        ModuleView* v = acquire();
-        try {
-          fn(i, *v);
-        } catch (...) {
-          release(v);
-          throw;
-        }
-        release(v);
-      });
-      done.push_back(task->get_future());
-      boost::asio::post(*pool_, [task] { (*task)(); });
-    }
-    for (auto& f : done) f.get();
-  }
-
   std::vector<int64_t> next_batch(Sampler& s) {
     std::vector<int64_t> idx;
     idx.reserve(spec_.batch);
@@ -405,13 +376,62 @@ class TorchLearner : public Learner {
     ++s.steps;
   }
 
+  struct EvalJob {
+    bool per_node = false;
+    std::atomic<int> remaining{0};
+    std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
+    std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
+    std::promise<Evaluation> promise;
+    std::atomic<bool> failed{false};
+    void fail(std::exception_ptr e) {
+      if (!failed.exchange(true)) promise.set_exception(e);
+    }
+  };
+
+  // Evaluates the mean of the copied rows and sums up the per-node results.
+  // Stacking the rows in node order gives the same mean, bit for bit, as the
+  // store's own rows would: results do not depend on which chain came last.
+  void finish_evaluation(EvalJob& job) {
+    torch::NoGradGuard guard;
+    Evaluation e;
+    auto params = torch::stack(job.params), buffers = torch::stack(job.buffers);
+    job.params.clear();
+    job.buffers.clear();
+    auto mean_params = params.mean(0), mean_buffers = buffers.mean(0);
+    {
+      ModuleView* v = acquire();
+      std::tie(e.accuracy, e.loss) = evaluate_rows(*v, mean_params, mean_buffers);
+      release(v);
+    }
+    e.consensus = (params - mean_params).pow(2).sum(1).mean().item<double>();
+    if (job.per_node) {
+      const double n = job.node.size();
+      e.per_node = true;
+      e.node_accuracy_min = e.node_loss_min = INFINITY;
+      e.node_accuracy_max = e.node_loss_max = -INFINITY;
+      for (auto [acc, loss] : job.node) {
+        e.node_accuracy_mean += acc / n;
+        e.node_loss_mean += loss / n;
+        e.node_accuracy_min = std::min(e.node_accuracy_min, acc);
+        e.node_accuracy_max = std::max(e.node_accuracy_max, acc);
+        e.node_loss_min = std::min(e.node_loss_min, loss);
+        e.node_loss_max = std::max(e.node_loss_max, loss);
+      }
+    }
+    if (!job.failed.exchange(true)) job.promise.set_value(e);
+  }
+
   std::pair<double, double> evaluate_rows(ModuleView& v, const torch::Tensor& params, const torch::Tensor& buffers) {
     torch::NoGradGuard guard;
     v.bind(params, buffers);
     v.net().eval();
     const auto& x = shared_->test_inputs;
     const auto& y = shared_->test_labels;
-    const int64_t n = y.size(0), chunk = 1000;
+    // Chunks small enough that their activations (cnn: 100 kB per image in
+    // the first layer) stay in the allocator's heap: 1,000 images at once
+    // went to fresh pages from the kernel on every call and cost more in
+    // page faults than in arithmetic.
+    const int64_t n = y.size(0), chunk = 128;
     double correct = 0, loss = 0;
     for (int64_t at = 0; at < n; at += chunk) {
       int64_t len = std::min(chunk, n - at);

@@ -6,9 +6,10 @@
 // has a chain (an Asio strand on a pool of `workers` threads): steps,
 // snapshots and merges of a node run in the order the event loop asked for
 // them, different nodes' side by side, each on a module of its own. The
-// event loop does not wait for a step; it waits only for a snapshot's data
-// before merging it, and for all chains before an evaluation or all-reduce.
-// A node's results are therefore bit-identical whatever the worker count.
+// event loop waits for no step, snapshot, merge or evaluation (a merge waits
+// for its snapshot on the receiver's chain; an evaluation is a copy on each
+// chain); it waits for all chains only before an all-reduce. A node's
+// results are therefore bit-identical whatever the worker count.
 #pragma once
 
 #include <memory>

@@ -4,11 +4,13 @@
 
 namespace gossipsim {
 
-Evaluation NullLearner::evaluate(bool) {
+PendingEvaluation NullLearner::evaluate_async(bool) {
   Evaluation e;
   e.accuracy = e.loss = NAN;
   e.consensus = NAN;
-  return e;
+  std::promise<Evaluation> ready;
+  ready.set_value(e);
+  return ready.get_future().share();
 }
 
 }  // namespace gossipsim

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct Evaluation {
   double node_loss_mean = 0, node_loss_min = 0, node_loss_max = 0;
   double consensus = 0;           // mean over nodes of ||x_i - x_bar||^2
 };
+// An evaluation that is ready later: the event loop asks for it and goes on.
+using PendingEvaluation = std::shared_future<Evaluation>;
 
 class Learner {
  public:
@@ -46,7 +49,10 @@ class Learner {
   virtual void merge(NodeId receiver, const ModelSnapshot& s, double w_self, double w_other) = 0;
   // All nodes take the mean of all models (and of their optimizer state).
   virtual void average_all() = 0;
-  virtual Evaluation evaluate(bool per_node) = 0;
+  // Evaluates the models as they are after every operation asked for so far,
+  // without waiting for those operations to run; get() waits for the result.
+  virtual PendingEvaluation evaluate_async(bool per_node) = 0;
+  Evaluation evaluate(bool per_node) { return evaluate_async(per_node).get(); }
 
   virtual int64_t batch() const = 0;
   virtual int64_t train_size() const = 0;
@@ -74,7 +80,7 @@ class NullLearner : public Learner {
   SnapshotPtr snapshot(NodeId) override { return std::make_shared<ModelSnapshot>(); }
   void merge(NodeId, const ModelSnapshot&, double, double) override {}
   void average_all() override {}
-  Evaluation evaluate(bool) override;
+  PendingEvaluation evaluate_async(bool) override;
   int64_t batch() const override { return batch_; }
   int64_t train_size() const override { return train_size_; }
   double kernel_seconds() const override { return 0; }

@@ -46,28 +46,43 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
   std::string stop_reason = "virtual_s";
   bool reached_target = false;
 
+  // Evaluations are handed to the learner and collected later, so that the
+  // event loop runs ahead of the kernels. It waits only when it is more than
+  // kRunAhead evaluations ahead (which bounds the memory of queued work), or
+  // when the run stops on a target accuracy and needs the value at once.
+  constexpr size_t kRunAhead = 2;
+  std::vector<PendingEvaluation> pending;  // of metrics rows [collected, end)
+  size_t collected = 0;
+  auto collect = [&](size_t upto) {
+    for (; collected < upto; ++collected) {
+      MetricRow& row = run.recorder.metrics[collected];
+      row.eval = pending[collected].get();
+      if (sc.stop.target_accuracy > 0 && row.eval.accuracy >= sc.stop.target_accuracy && !reached_target) {
+        reached_target = true;
+        stop_reason = "target_accuracy";
+        sim.stop();
+      }
+      if (opts.progress) {
+        double done = sc.stop.virtual_s > 0 ? row.time.seconds() / sc.stop.virtual_s : row.epochs / sc.stop.epochs;
+        double elapsed = seconds_since(wall_start);
+        fmt::print(stderr, "\r{:<24} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:5.0f}s   ", method.label,
+                   row.time.seconds(), row.epochs, row.eval.accuracy,
+                   done > 0 ? elapsed * (1 - std::min(1.0, done)) / done : 0.0);
+      }
+    }
+  };
   auto observe = [&] {
     MetricRow row;
     row.time = sim.now();
     row.epochs = epochs();
     row.iterations = cluster.total_iterations();
-    row.eval = learner.evaluate(sc.eval.per_node && method.name != "single");
     row.bytes_sent = cluster.bytes_sent();
     row.transfers = cluster.transfers_done();
     row.merges = cluster.merges();
     run.recorder.metrics.push_back(row);
-    if (sc.stop.target_accuracy > 0 && row.eval.accuracy >= sc.stop.target_accuracy) {
-      reached_target = true;
-      stop_reason = "target_accuracy";
-      sim.stop();
-    }
-    if (opts.progress) {
-      double done = sc.stop.virtual_s > 0 ? sim.now().seconds() / sc.stop.virtual_s : row.epochs / sc.stop.epochs;
-      double elapsed = seconds_since(wall_start);
-      fmt::print(stderr, "\r{:<24} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:5.0f}s   ", method.label,
-                 sim.now().seconds(), row.epochs, row.eval.accuracy,
-                 done > 0 ? elapsed * (1 - std::min(1.0, done)) / done : 0.0);
-    }
+    pending.push_back(learner.evaluate_async(sc.eval.per_node && method.name != "single"));
+    const size_t rows = pending.size();
+    collect(sc.stop.target_accuracy > 0 ? rows : rows - std::min(rows, kRunAhead));
   };
   const Time every = seconds(sc.eval.every_s);
   std::function<void()> periodic = [&] {
@@ -91,6 +106,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
     return true;
   });
   if (run.recorder.metrics.empty() || run.recorder.metrics.back().time != sim.now()) observe();
+  collect(pending.size());
   if (opts.progress) fmt::print(stderr, "\n");
   cluster.close();
 

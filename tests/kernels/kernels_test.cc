@@ -218,6 +218,36 @@ TEST(Learner, AsynchronousChainsAreBitIdenticalToSequential) {
   EXPECT_EQ(run(1), run(3));
 }
 
+// An evaluation asked for between steps sees the models as they were then,
+// although the chains run on past it before it is read.
+TEST(Learner, PendingEvaluationSeesTheModelsWhenItWasAskedFor) {
+  auto run = [](int workers) {
+    auto factory = make_torch_factory(synthetic_workload(workers), 17, 0);
+    auto learner = factory->make(3);
+    std::vector<PendingEvaluation> evals;
+    for (int k = 0; k < 4; ++k) {
+      for (NodeId n = 0; n < 3; ++n) learner->step(n);
+      learner->merge(k % 3, *learner->snapshot((k + 1) % 3), 1, 1);
+      evals.push_back(learner->evaluate_async(k % 2 == 0));
+    }
+    std::vector<Evaluation> out;
+    for (auto& e : evals) out.push_back(e.get());
+    return out;
+  };
+  auto one = run(1), two = run(2), three = run(3);
+  ASSERT_EQ(one.size(), 4u);
+  EXPECT_NE(one[0].loss, one[3].loss);  // the models moved between evaluations
+  for (size_t i = 0; i < one.size(); ++i)
+    for (const auto& other : {two[i], three[i]}) {
+      EXPECT_EQ(one[i].accuracy, other.accuracy);
+      EXPECT_EQ(one[i].loss, other.loss);
+      EXPECT_EQ(one[i].consensus, other.consensus);
+      EXPECT_EQ(one[i].per_node, other.per_node);
+      EXPECT_EQ(one[i].node_loss_mean, other.node_loss_mean);
+      EXPECT_EQ(one[i].node_accuracy_min, other.node_accuracy_min);
+    }
+}
+
 TEST(Learner, AverageAllGivesEveryNodeTheMean) {
   auto factory = make_torch_factory(synthetic_workload(), 9, 0);
   auto learner = factory->make(3);
