@@ -6,6 +6,8 @@
 //   concurrent_its   the same 8 nodes on 2 workers (per-node chains)
 //   rss_per_node_*   resident memory added per node for 100 and 1,000 nodes,
 //                    against the bytes of a node's state
+// `kernel_bench N plain` prints plain_its alone (bench/run measures it again
+// right before and after each gossipsim run, as that run's reference).
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kernels/allocator.h"
 #include "kernels/models.h"
 #include "kernels/torch_learner.h"
 
@@ -114,10 +117,19 @@ static nlohmann::json memory(int nodes) {
 }
 
 int main(int argc, char** argv) {
+  // The reference loop gets the allocator settings gossipsim runs with.
   at::set_num_threads(1);
+  keep_freed_memory();
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 100;
   const int rounds = 5;
   PlainLoop plain;
+  if (argc > 2 && std::string(argv[2]) == "plain") {
+    plain.run(10);
+    std::vector<double> a;
+    for (int r = 0; r < 3; ++r) a.push_back(rate(plain, iterations));
+    fmt::print("{}\n", nlohmann::json{{"plain_its", median(a)}}.dump());
+    return 0;
+  }
   StoreLoop store(1, 8), concurrent(2, 8);
   plain.run(10);
   store.run(10);

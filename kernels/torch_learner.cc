@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 
+#include "kernels/allocator.h"
 #include "kernels/dataset.h"
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
@@ -484,6 +485,7 @@ class TorchFactory : public LearnerFactory {
 
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples) {
   at::set_num_threads(1);
+  keep_freed_memory();
   auto shared = std::make_shared<Shared>();
   shared->spec = spec;
   shared->seed = seed;
