@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <limits>
+#include <numeric>
 #include <boost/property_map/function_property_map.hpp>
 #include <cassert>
 #include <cmath>
@@ -36,14 +38,21 @@ Network::Network(Simulator& sim, const Topology& topology)
 
 Network::~Network() { sim_.cancel(next_event_); }
 
-// Shortest-path tree from a node, kept for the few sources used last: the
-// routes themselves are kept for the pairs that are used, not for all pairs.
+// Shortest-path trees: searches from a node's peers are stopped once they
+// are all settled; whole trees are kept for the few other sources used last.
+// The routes themselves are kept for the pairs that are used, not all pairs.
 namespace {
-// Ends a Dijkstra search once every vertex it waits for is settled.
+// Notes the vertices a search reaches, and ends it once every vertex it
+// waits for is settled.
 struct SearchDone {};
-struct StopWhenSettled : boost::default_dijkstra_visitor {
+struct Visitor : boost::default_dijkstra_visitor {
   std::vector<char>* wanted;
+  std::vector<Vertex>* reached;
   size_t* left;
+  template <typename G>
+  void discover_vertex(Vertex v, const G&) {
+    reached->push_back(v);
+  }
   template <typename G>
   void examine_vertex(Vertex v, const G&) {
     if ((*wanted)[v] && (*wanted)[v]-- && --*left == 0) throw SearchDone{};
@@ -51,33 +60,48 @@ struct StopWhenSettled : boost::default_dijkstra_visitor {
 };
 }  // namespace
 
-// A shortest-path tree from `src`. With `targets`, the search stops once they
-// are all settled and only their branches of the tree are valid; such partial
-// trees are not kept. Whole trees are kept for the few sources used last.
-std::vector<Vertex> Network::shortest_paths(NodeId src, const std::vector<NodeId>* targets) {
+// A search from `src`, its tree left in search_.pred. With `targets` it
+// stops once they are all settled, and only their branches are valid.
+void Network::search(NodeId src, const std::vector<NodeId>* targets) {
   const Graph& g = topology_.graph;
   const size_t nv = boost::num_vertices(g);
+  constexpr int64_t kFar = std::numeric_limits<int64_t>::max();
+  Search& s = search_;
+  if (s.dist.size() != nv) {
+    s.dist.assign(nv, kFar);
+    s.pred.resize(nv);
+    std::iota(s.pred.begin(), s.pred.end(), Vertex{0});
+    s.color.assign(nv, boost::white_color);
+    s.wanted.assign(nv, 0);
+  }
+  for (Vertex v : s.reached) {
+    s.dist[v] = kFar;
+    s.pred[v] = v;
+    s.color[v] = boost::white_color;
+  }
+  s.reached.clear();
   // Weight latency*(V+1)+1: shortest latency first, then fewest hops.
   auto weight_of = [&](Graph::edge_descriptor d) { return g[d].latency.ns() * static_cast<int64_t>(nv + 1) + 1; };
-  std::vector<Vertex> pred(nv);
-  std::vector<int64_t> dist(nv);
-  std::vector<char> wanted(targets ? nv : 0, 0);
   size_t left = 0;
   if (targets)
     for (NodeId t : *targets)
-      if (!wanted[topology_.nodes[t]]) wanted[topology_.nodes[t]] = 1, ++left;
-  StopWhenSettled visitor;
-  visitor.wanted = &wanted;
+      if (!s.wanted[topology_.nodes[t]]) s.wanted[topology_.nodes[t]] = 1, ++left;
+  Visitor visitor;
+  visitor.wanted = &s.wanted;
+  visitor.reached = &s.reached;
   visitor.left = &left;
-  auto params = boost::predecessor_map(pred.data())
-                    .distance_map(dist.data())
-                    .weight_map(boost::make_function_property_map<Graph::edge_descriptor, int64_t>(weight_of));
+  const Vertex from = topology_.nodes[src];
+  s.dist[from] = 0;
   try {
-    if (targets && left > 0) boost::dijkstra_shortest_paths(g, topology_.nodes[src], params.visitor(visitor));
-    else boost::dijkstra_shortest_paths(g, topology_.nodes[src], params);
+    boost::dijkstra_shortest_paths_no_init(
+        g, from, s.pred.data(), s.dist.data(),
+        boost::make_function_property_map<Graph::edge_descriptor, int64_t>(weight_of),
+        boost::get(boost::vertex_index, g), std::less<int64_t>(), std::plus<int64_t>(), int64_t{0}, visitor,
+        s.color.data());
   } catch (const SearchDone&) {
   }
-  return pred;
+  if (targets)
+    for (NodeId t : *targets) s.wanted[topology_.nodes[t]] = 0;  // unreached ones too
 }
 
 const Route& Network::route(NodeId src, NodeId dst) {
@@ -90,15 +114,16 @@ const Route& Network::route(NodeId src, NodeId dst) {
     const auto& peers = topology_.peers[src];
     if (std::find(peers.begin(), peers.end(), dst) != peers.end()) {
       peers_routed_[src] = 1;
-      std::vector<Vertex> pred = shortest_paths(src, &peers);
-      for (NodeId p : peers) build_route(src, p, pred);
+      search(src, &peers);
+      for (NodeId p : peers) build_route(src, p, search_.pred);
       return row.at(dst);
     }
   }
   auto tree = trees_.find(src);
   if (tree == trees_.end()) {
     if (trees_.size() >= 64) trees_.clear();
-    tree = trees_.emplace(src, shortest_paths(src, nullptr)).first;
+    search(src, nullptr);
+    tree = trees_.emplace(src, search_.pred).first;
   }
   return build_route(src, dst, tree->second);
 }

@@ -108,7 +108,7 @@ class Network {
 
   int uplink(NodeId n) const { return 2 * n; }
   int downlink(NodeId n) const { return 2 * n + 1; }
-  std::vector<Vertex> shortest_paths(NodeId src, const std::vector<NodeId>* targets);
+  void search(NodeId src, const std::vector<NodeId>* targets);
   const Route& build_route(NodeId src, NodeId dst, const std::vector<Vertex>& pred);
   void activate(uint32_t slot);
   void resolve(const std::vector<int>& seeds);
@@ -125,6 +125,16 @@ class Network {
   std::vector<std::unordered_map<NodeId, Route>> routes_;  // [src][dst], for the pairs used (stable addresses)
   std::unordered_map<NodeId, std::vector<Vertex>> trees_;   // recent whole shortest-path trees
   std::vector<char> peers_routed_;                          // per source: peer routes built
+  // Dijkstra's state, kept from one search to the next: a search resets only
+  // the vertices the previous one reached, so a search that stops early
+  // costs what it visits, not the size of the graph.
+  struct Search {
+    std::vector<int64_t> dist;
+    std::vector<Vertex> pred;  // the last search's tree; pred[v] == v: not reached
+    std::vector<boost::default_color_type> color;
+    std::vector<char> wanted;
+    std::vector<Vertex> reached;
+  } search_;
   std::vector<Flow> flows_;                            // slab, by slot
   std::vector<FlowCold> cold_;                         // same slots
   std::vector<uint32_t> free_flows_;
