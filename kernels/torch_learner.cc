@@ -120,7 +120,8 @@ class TorchLearner : public Learner {
   }
   int64_t batch() const override { return spec_.batch; }
   int64_t train_size() const override { return shared_->data.train.size(); }
-  double kernel_seconds() const override { return kernel_ns_.load() * 1e-9; }
+  double kernel_seconds() const override { return (kernel_ns_.load() + eval_ns_.load()) * 1e-9; }
+  double evaluation_seconds() const override { return eval_ns_.load() * 1e-9; }
   std::vector<std::vector<int64_t>> label_histogram() const override {
     return gossipsim::label_histogram(partition_, shared_->train_labels, shared_->data.train.classes);
   }
@@ -202,7 +203,7 @@ class TorchLearner : public Learner {
     for (int i = 0; i < n; ++i)
       on_node(i, [this, i, job] {
         try {
-          Timer t(kernel_ns_);
+          Timer t(eval_ns_);
           job->params[i] = store_->params[i].clone();
           job->buffers[i] = store_->buffers[i].clone();
           if (job->per_node) {
@@ -469,7 +470,7 @@ class TorchLearner : public Learner {
   std::exception_ptr error_;
   Partition partition_;
   std::vector<Sampler> samplers_;
-  std::atomic<int64_t> kernel_ns_{0};
+  std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating
 };
 
 class TorchFactory : public LearnerFactory {

@@ -57,6 +57,7 @@ class Learner {
   virtual int64_t batch() const = 0;
   virtual int64_t train_size() const = 0;
   virtual double kernel_seconds() const = 0;  // wall time spent inside kernels so far
+  virtual double evaluation_seconds() const { return 0; }  // the part of it spent evaluating
   virtual std::vector<std::vector<int64_t>> label_histogram() const { return {}; }
 };
 

@@ -144,6 +144,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
       {"events", sim.executed()},
       {"wall_s", seconds_since(wall_start)},
       {"kernel_wall_s", learner.kernel_seconds()},
+      {"evaluation_wall_s", learner.evaluation_seconds()},
   };
   return run;
 }

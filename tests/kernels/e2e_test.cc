@@ -28,6 +28,9 @@ TEST(EndToEnd, FashionMnistGossipLearnsAndWritesItsResults) {
     EXPECT_GT(m["final_accuracy"].get<double>(), 0.55) << m["label"];  // from 0.1 at the start
     EXPECT_GT(m["transfers"].get<int64_t>(), 20) << m["label"];
     EXPECT_GT(m["kernel_wall_s"].get<double>(), 0.0);
+    // Three evaluations (0, 4, 8 s) of 4 node models and their average.
+    EXPECT_GT(m["evaluation_wall_s"].get<double>(), 0.0);
+    EXPECT_LT(m["evaluation_wall_s"].get<double>(), m["kernel_wall_s"].get<double>());
   }
   for (const char* f : {"metrics.csv", "transfers.csv", "nodes.csv"})
     EXPECT_GT(fs::file_size(out / "gossip-scheduled" / f), 100u) << f;
