@@ -247,9 +247,17 @@ class TorchLearner : public Learner {
   // chain until that snapshot is taken, without holding a worker; the
   // snapshot wakes the chain. A parked operation always waits for one asked
   // for earlier, so chains never wait on each other in a cycle.
+  //
+  // The event loop runs ahead of the kernels by at most kAheadPerNode queued
+  // operations a node: past that it waits until half of them are done, so
+  // that queued work stays small and a wall-clock stop or the progress line
+  // mean something. No deadlock: what a parked operation waits for is queued
+  // already, and a snapshot waits for nothing.
   void on_node(NodeId n, std::function<void()> fn, std::shared_ptr<TorchSnapshot> after = nullptr) {
     if (!pool_) return fn();
-    std::lock_guard<std::mutex> lock(chain_mutex_);
+    std::unique_lock<std::mutex> lock(chain_mutex_);
+    const int64_t limit = kAheadPerNode * static_cast<int64_t>(chains_.size());
+    if (in_flight_ >= limit) chain_room_.wait(lock, [&] { return in_flight_ <= limit / 2; });
     ++in_flight_;
     Chain& c = chains_[n];
     c.ops.push_back(Op{std::move(fn), std::move(after)});
@@ -285,7 +293,9 @@ class TorchLearner : public Learner {
       }
       std::lock_guard<std::mutex> lock(chain_mutex_);
       if (error && !error_) error_ = error;
-      if (--in_flight_ == 0) chain_idle_.notify_all();
+      --in_flight_;
+      if (in_flight_ == kAheadPerNode * static_cast<int64_t>(chains_.size()) / 2) chain_room_.notify_all();
+      if (in_flight_ == 0) chain_idle_.notify_all();
     }
   }
 
@@ -465,8 +475,9 @@ class TorchLearner : public Learner {
   };
   std::vector<Chain> chains_;
   std::mutex chain_mutex_;
-  std::condition_variable chain_idle_;
-  int64_t in_flight_ = 0;
+  std::condition_variable chain_idle_, chain_room_;
+  static constexpr int64_t kAheadPerNode = 16;
+  int64_t in_flight_ = 0;  // operations queued or running
   std::exception_ptr error_;
   Partition partition_;
   std::vector<Sampler> samplers_;

@@ -218,6 +218,27 @@ TEST(Learner, AsynchronousChainsAreBitIdenticalToSequential) {
   EXPECT_EQ(run(1), run(3));
 }
 
+// Far more operations than the event loop may queue ahead (16 a node): the
+// loop waits for room, and nothing changes but when it waits.
+TEST(Learner, ALongQueueIsThrottledWithoutChangingResults) {
+  auto run = [](int workers) {
+    auto factory = make_torch_factory(synthetic_workload(workers), 19, 0);
+    auto learner = factory->make(2);
+    std::vector<PendingEvaluation> evals;
+    for (int k = 0; k < 120; ++k) {
+      learner->step(k % 2);
+      learner->merge((k + 1) % 2, *learner->snapshot(k % 2), 1, 1);
+      if (k % 40 == 39) evals.push_back(learner->evaluate_async(true));
+    }
+    std::vector<double> out;
+    for (auto& e : evals) out.push_back(e.get().loss);
+    for (NodeId n = 0; n < 2; ++n)
+      for (float v : snapshot_values(*learner->snapshot(n))) out.push_back(v);
+    return out;
+  };
+  EXPECT_EQ(run(1), run(2));
+}
+
 // An evaluation asked for between steps sees the models as they were then,
 // although the chains run on past it before it is read.
 TEST(Learner, PendingEvaluationSeesTheModelsWhenItWasAskedFor) {
