@@ -47,9 +47,11 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
   bool reached_target = false;
 
   // Evaluations are handed to the learner and collected later, so that the
-  // event loop runs ahead of the kernels. It waits only when it is more than
-  // kRunAhead evaluations ahead (which bounds the memory of queued work), or
-  // when the run stops on a target accuracy and needs the value at once.
+  // event loop runs ahead of the kernels. It waits for one only when it is
+  // more than kRunAhead evaluations ahead (which bounds the copies of models
+  // that pending evaluations hold), or when the run stops on a target
+  // accuracy and needs the value at once. (The learner bounds the rest of
+  // the queued work itself.)
   constexpr size_t kRunAhead = 2;
   std::vector<PendingEvaluation> pending;  // of metrics rows [collected, end)
   size_t collected = 0;
