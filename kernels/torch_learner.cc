@@ -2,10 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <boost/asio/post.hpp>
-#include <condition_variable>
-#include <deque>
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -13,6 +9,7 @@
 
 #include "kernels/allocator.h"
 #include "kernels/dataset.h"
+#include "kernels/node_chains.h"
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
@@ -21,14 +18,12 @@
 namespace gossipsim {
 
 namespace {
-// Filled on the sender's chain. `done` (guarded by the learner's chain
-// mutex) and `waiting` let merges that need it wait without holding a worker;
-// `ready` lets the event loop wait for it.
-struct TorchSnapshot : ModelSnapshot {
+// Filled on the sender's chain. As a gate it lets merges that need it wait
+// on their own chains without holding a worker; `ready` lets any other
+// thread wait for it.
+struct TorchSnapshot : ModelSnapshot, NodeChains::Gate {
   std::shared_future<void> ready;
   torch::Tensor params, buffers;
-  bool done = false;
-  std::vector<int> waiting;  // nodes whose chains are parked on this snapshot
   void wait() const {
     if (ready.valid()) ready.get();
   }
@@ -90,10 +85,7 @@ class TorchLearner : public Learner {
     views_.push_back(std::make_unique<ModuleView>(prototype, *store_));
     for (int w = 1; w < workers; ++w) views_.push_back(std::make_unique<ModuleView>(build_net(), *store_));
     for (auto& v : views_) free_views_.push_back(v.get());
-    if (workers > 1) {
-      pool_ = std::make_unique<boost::asio::thread_pool>(workers);
-      chains_.resize(nodes);
-    }
+    chains_ = std::make_unique<NodeChains>(nodes, workers);
 
     Rng prng = streams.stream("partition");
     partition_ = make_partition(shared_->train_labels, shared_->data.train.classes, nodes, spec_.partition, prng);
@@ -106,13 +98,7 @@ class TorchLearner : public Learner {
     }
   }
 
-  ~TorchLearner() override {
-    if (!pool_) return;
-    std::unique_lock<std::mutex> lock(chain_mutex_);
-    chain_idle_.wait(lock, [&] { return in_flight_ == 0; });
-    lock.unlock();
-    pool_->join();
-  }
+  ~TorchLearner() override { chains_->join(); }  // first: its operations use everything else
 
   int node_count() const override { return store_->node_count(); }
   Bytes model_bytes() const override {
@@ -152,11 +138,11 @@ class TorchLearner : public Learner {
         s->buffers = store_->buffers[n].clone();
       } catch (...) {
         done->set_exception(std::current_exception());
-        finish_snapshot(*s);
+        chains_->open(*s);
         throw;
       }
       done->set_value();
-      finish_snapshot(*s);
+      chains_->open(*s);
     });
     return s;
   }
@@ -241,80 +227,16 @@ class TorchLearner : public Learner {
     return net;
   }
 
-  // Runs fn on node n's chain: in the order operations on n were asked for,
-  // concurrently with other nodes' chains, on the worker pool (inline when
-  // there is none). An operation that needs a snapshot (`after`) parks its
-  // chain until that snapshot is taken, without holding a worker; the
-  // snapshot wakes the chain. A parked operation always waits for one asked
-  // for earlier, so chains never wait on each other in a cycle.
-  //
-  // The event loop runs ahead of the kernels by at most kAheadPerNode queued
-  // operations a node: past that it waits until half of them are done, so
-  // that queued work stays small and a wall-clock stop or the progress line
-  // mean something. No deadlock: what a parked operation waits for is queued
-  // already, and a snapshot waits for nothing.
+  // Runs fn on node n's chain (kernels/node_chains.h), after `after` is
+  // taken when there is one.
   void on_node(NodeId n, std::function<void()> fn, std::shared_ptr<TorchSnapshot> after = nullptr) {
-    if (!pool_) return fn();
-    std::unique_lock<std::mutex> lock(chain_mutex_);
-    const int64_t limit = kAheadPerNode * static_cast<int64_t>(chains_.size());
-    if (in_flight_ >= limit) chain_room_.wait(lock, [&] { return in_flight_ <= limit / 2; });
-    ++in_flight_;
-    Chain& c = chains_[n];
-    c.ops.push_back(Op{std::move(fn), std::move(after)});
-    if (!c.scheduled) {
-      c.scheduled = true;
-      boost::asio::post(*pool_, [this, n] { run_chain(n); });
-    }
+    chains_->post(n, [fn = std::move(fn)] {
+      prepare_worker_thread();
+      fn();
+    }, std::move(after));
   }
 
-  void run_chain(NodeId n) {
-    prepare_worker_thread();
-    Chain& c = chains_[n];
-    for (;;) {
-      Op op;
-      {
-        std::lock_guard<std::mutex> lock(chain_mutex_);
-        if (c.ops.empty()) {
-          c.scheduled = false;
-          return;
-        }
-        if (c.ops.front().after && !c.ops.front().after->done) {
-          c.ops.front().after->waiting.push_back(n);  // stays scheduled: parked
-          return;
-        }
-        op = std::move(c.ops.front());
-        c.ops.pop_front();
-      }
-      std::exception_ptr error;
-      try {
-        op.fn();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lock(chain_mutex_);
-      if (error && !error_) error_ = error;
-      --in_flight_;
-      if (in_flight_ == kAheadPerNode * static_cast<int64_t>(chains_.size()) / 2) chain_room_.notify_all();
-      if (in_flight_ == 0) chain_idle_.notify_all();
-    }
-  }
-
-  // Marks a snapshot taken and resumes the chains parked on it.
-  void finish_snapshot(TorchSnapshot& s) {
-    if (!pool_) return;
-    std::lock_guard<std::mutex> lock(chain_mutex_);
-    s.done = true;
-    for (int n : s.waiting) boost::asio::post(*pool_, [this, n] { run_chain(n); });
-    s.waiting.clear();
-  }
-
-  // Waits until every chain is idle; rethrows the first error a kernel raised.
-  void drain() {
-    if (!pool_) return;
-    std::unique_lock<std::mutex> lock(chain_mutex_);
-    chain_idle_.wait(lock, [&] { return in_flight_ == 0; });
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-  }
+  void drain() { chains_->drain(); }
 
   static void prepare_worker_thread() {
     thread_local bool ready = false;
@@ -464,21 +386,7 @@ class TorchLearner : public Learner {
   std::vector<std::unique_ptr<ModuleView>> views_;
   std::vector<ModuleView*> free_views_;
   std::mutex views_mutex_;
-  std::unique_ptr<boost::asio::thread_pool> pool_;
-  struct Op {
-    std::function<void()> fn;
-    std::shared_ptr<TorchSnapshot> after;
-  };
-  struct Chain {
-    std::deque<Op> ops;
-    bool scheduled = false;  // a worker runs it, or it is parked on a snapshot
-  };
-  std::vector<Chain> chains_;
-  std::mutex chain_mutex_;
-  std::condition_variable chain_idle_, chain_room_;
-  static constexpr int64_t kAheadPerNode = 16;
-  int64_t in_flight_ = 0;  // operations queued or running
-  std::exception_ptr error_;
+  std::unique_ptr<NodeChains> chains_;
   Partition partition_;
   std::vector<Sampler> samplers_;
   std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating

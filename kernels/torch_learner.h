@@ -3,9 +3,9 @@
 // so the command line and the runner use it without depending on it.
 //
 // Threads: intra-op parallelism is one thread. With `workers` > 1 every node
-// has a chain (an Asio strand on a pool of `workers` threads): steps,
-// snapshots and merges of a node run in the order the event loop asked for
-// them, different nodes' side by side, each on a module of its own. The
+// has a chain on a pool of `workers` threads (kernels/node_chains.h): steps,
+// snapshots, merges and evaluations of a node run in the order the event loop
+// asked for them, different nodes' side by side, each on a module of its own. The
 // event loop waits for no step, snapshot, merge or evaluation (a merge waits
 // for its snapshot on the receiver's chain; an evaluation is a copy on each
 // chain); it waits for all chains only before an all-reduce. A node's
