@@ -117,9 +117,7 @@ class TorchLearner : public Learner {
   void step(NodeId n) override {
     on_node(n, [this, n] {
       Timer t(kernel_ns_);
-      ModuleView* v = acquire();
-      run_step(*v, n);
-      release(v);
+      run_step(*Lease(*this), n);
     });
   }
 
@@ -192,11 +190,7 @@ class TorchLearner : public Learner {
           Timer t(eval_ns_);
           job->params[i] = store_->params[i].clone();
           job->buffers[i] = store_->buffers[i].clone();
-          if (job->per_node) {
-            ModuleView* v = acquire();
-            job->node[i] = evaluate_rows(*v, store_->params[i], store_->buffers[i]);
-            release(v);
-          }
+          if (job->per_node) job->node[i] = evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]);
           if (--job->remaining == 0) finish_evaluation(*job);
         } catch (...) {
           job->fail(std::current_exception());
@@ -244,16 +238,28 @@ class TorchLearner : public Learner {
     ready = true;
   }
 
-  ModuleView* acquire() {
-    std::lock_guard<std::mutex> lock(views_mutex_);
-    ModuleView* v = free_views_.back();
-    free_views_.pop_back();
-    return v;
-  }
-  void release(ModuleView* v) {
-    std::lock_guard<std::mutex> lock(views_mutex_);
-    free_views_.push_back(v);
-  }
+  // A module to run a kernel on, for as long as the lease lives (also when
+  // the kernel throws). There is one per worker, and a worker runs one
+  // operation at a time, so one is always free.
+  class Lease {
+   public:
+    explicit Lease(TorchLearner& l) : l_(l) {
+      std::lock_guard<std::mutex> lock(l_.views_mutex_);
+      v_ = l_.free_views_.back();
+      l_.free_views_.pop_back();
+    }
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(l_.views_mutex_);
+      l_.free_views_.push_back(v_);
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ModuleView& operator*() const { return *v_; }
+
+   private:
+    TorchLearner& l_;
+    ModuleView* v_;
+  };
 
   std::vector<int64_t> next_batch(Sampler& s) {
     std::vector<int64_t> idx;
@@ -332,11 +338,7 @@ class TorchLearner : public Learner {
     job.params.clear();
     job.buffers.clear();
     auto mean_params = params.mean(0), mean_buffers = buffers.mean(0);
-    {
-      ModuleView* v = acquire();
-      std::tie(e.accuracy, e.loss) = evaluate_rows(*v, mean_params, mean_buffers);
-      release(v);
-    }
+    std::tie(e.accuracy, e.loss) = evaluate_rows(*Lease(*this), mean_params, mean_buffers);
     e.consensus = (params - mean_params).pow(2).sum(1).mean().item<double>();
     if (job.per_node) {
       const double n = job.node.size();
