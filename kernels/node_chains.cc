@@ -4,7 +4,8 @@
 
 namespace gossipsim {
 
-NodeChains::NodeChains(int nodes, int workers) : chains_(nodes) {
+NodeChains::NodeChains(int nodes, int workers, std::function<void()> on_worker)
+    : chains_(nodes), on_worker_(std::move(on_worker)) {
   if (workers > 1) pool_ = std::make_unique<boost::asio::thread_pool>(workers);
 }
 
@@ -31,6 +32,11 @@ void NodeChains::post(int node, std::function<void()> op, std::shared_ptr<Gate> 
 }
 
 void NodeChains::run(int node) {
+  thread_local const NodeChains* prepared = nullptr;  // the chains this thread was prepared for
+  if (prepared != this) {
+    if (on_worker_) on_worker_();
+    prepared = this;
+  }
   Chain& c = chains_[node];
   for (;;) {
     Op op;

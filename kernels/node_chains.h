@@ -38,7 +38,8 @@ class NodeChains {
     std::vector<int> parked_;  // nodes whose chains wait for it
   };
 
-  NodeChains(int nodes, int workers);
+  // `on_worker` runs once on each worker thread, before its first operation.
+  NodeChains(int nodes, int workers, std::function<void()> on_worker = {});
   ~NodeChains() { join(); }
   // Waits for every chain to finish what it was given and stops the workers;
   // nothing may be posted after. Call it while what the operations use is
@@ -68,6 +69,7 @@ class NodeChains {
   std::condition_variable idle_, room_;
   int64_t in_flight_ = 0;  // operations queued or running
   std::exception_ptr error_;
+  std::function<void()> on_worker_;
   std::unique_ptr<boost::asio::thread_pool> pool_;
   bool joined_ = false;
 };

@@ -85,7 +85,8 @@ class TorchLearner : public Learner {
     views_.push_back(std::make_unique<ModuleView>(prototype, *store_));
     for (int w = 1; w < workers; ++w) views_.push_back(std::make_unique<ModuleView>(build_net(), *store_));
     for (auto& v : views_) free_views_.push_back(v.get());
-    chains_ = std::make_unique<NodeChains>(nodes, workers);
+    // Kernels on the workers use one intra-op thread each, like the caller.
+    chains_ = std::make_unique<NodeChains>(nodes, workers, [] { at::set_num_threads(1); });
 
     Rng prng = streams.stream("partition");
     partition_ = make_partition(shared_->train_labels, shared_->data.train.classes, nodes, spec_.partition, prng);
@@ -130,36 +131,36 @@ class TorchLearner : public Learner {
     auto done = std::make_shared<std::promise<void>>();
     s->ready = done->get_future().share();
     on_node(n, [this, n, s, done] {
+      std::exception_ptr error;
       try {
         Timer t(kernel_ns_);
         s->params = store_->params[n].clone();
         s->buffers = store_->buffers[n].clone();
       } catch (...) {
-        done->set_exception(std::current_exception());
-        chains_->open(*s);
-        throw;
+        error = std::current_exception();
       }
-      done->set_value();
-      chains_->open(*s);
+      error ? done->set_exception(error) : done->set_value();
+      chains_->open(*s);  // merges waiting for it run, and rethrow its error
+      if (error) std::rethrow_exception(error);
     });
     return s;
   }
 
-  void merge(NodeId r, const ModelSnapshot& snap, double w_self, double w_other) override {
+  void merge(NodeId r, const SnapshotPtr& snap, double w_self, double w_other) override {
     // The snapshot may still be queued on its sender's chain: the merge waits
     // for it on the receiver's chain, never in the event loop.
-    auto s = std::static_pointer_cast<const TorchSnapshot>(snap.shared_from_this());
+    auto s = std::const_pointer_cast<TorchSnapshot>(std::static_pointer_cast<const TorchSnapshot>(snap));
     const double w = w_other / (w_self + w_other);
     on_node(r, [this, r, s, w] {
       s->wait();  // rethrows a failed snapshot
       Timer t(kernel_ns_);
       store_->params[r].mul_(1 - w).add_(s->params, w);
       if (store_->buffer_count() > 0) store_->buffers[r].mul_(1 - w).add_(s->buffers, w);
-    }, std::const_pointer_cast<TorchSnapshot>(s));
+    }, s);
   }
 
   void average_all() override {
-    drain();
+    chains_->drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
     auto avg = [](torch::Tensor& rows) {
@@ -224,18 +225,7 @@ class TorchLearner : public Learner {
   // Runs fn on node n's chain (kernels/node_chains.h), after `after` is
   // taken when there is one.
   void on_node(NodeId n, std::function<void()> fn, std::shared_ptr<TorchSnapshot> after = nullptr) {
-    chains_->post(n, [fn = std::move(fn)] {
-      prepare_worker_thread();
-      fn();
-    }, std::move(after));
-  }
-
-  void drain() { chains_->drain(); }
-
-  static void prepare_worker_thread() {
-    thread_local bool ready = false;
-    if (!ready) at::set_num_threads(1);
-    ready = true;
+    chains_->post(n, std::move(fn), std::move(after));
   }
 
   // A module to run a kernel on, for as long as the lease lives (also when
@@ -322,9 +312,9 @@ class TorchLearner : public Learner {
     std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
     std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
     std::promise<Evaluation> promise;
-    std::atomic<bool> failed{false};
+    std::atomic<bool> settled{false};  // the promise is set (a failure may come after a result)
     void fail(std::exception_ptr e) {
-      if (!failed.exchange(true)) promise.set_exception(e);
+      if (!settled.exchange(true)) promise.set_exception(e);
     }
   };
 
@@ -354,7 +344,7 @@ class TorchLearner : public Learner {
         e.node_loss_max = std::max(e.node_loss_max, loss);
       }
     }
-    if (!job.failed.exchange(true)) job.promise.set_value(e);
+    if (!job.settled.exchange(true)) job.promise.set_value(e);
   }
 
   std::pair<double, double> evaluate_rows(ModuleView& v, const torch::Tensor& params, const torch::Tensor& buffers) {

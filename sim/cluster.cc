@@ -114,10 +114,10 @@ void Cluster::deliver(NodeId dst, Pending p) {
 void Cluster::merge(NodeId dst, const Pending& p) {
   Node& d = nodes_[dst];
   if (gosgd_) {
-    ctx_.learner.merge(dst, *p.model, d.weight, p.weight);
+    ctx_.learner.merge(dst, p.model, d.weight, p.weight);
     d.weight += p.weight;
   } else {
-    ctx_.learner.merge(dst, *p.model, 1, 1);
+    ctx_.learner.merge(dst, p.model, 1, 1);
   }
   ++merges_;
   TransferRow& row = ctx_.recorder.transfers[p.row];

@@ -19,7 +19,7 @@
 
 namespace gossipsim {
 
-struct ModelSnapshot : std::enable_shared_from_this<ModelSnapshot> {
+struct ModelSnapshot {
   virtual ~ModelSnapshot() = default;
 };
 using SnapshotPtr = std::shared_ptr<const ModelSnapshot>;
@@ -46,7 +46,9 @@ class Learner {
     for (NodeId n : nodes) step(n);
   }
   virtual SnapshotPtr snapshot(NodeId n) = 0;
-  virtual void merge(NodeId receiver, const ModelSnapshot& s, double w_self, double w_other) = 0;
+  // The snapshot may not be taken yet: a learner that runs kernels later
+  // keeps it until the merge runs.
+  virtual void merge(NodeId receiver, const SnapshotPtr& s, double w_self, double w_other) = 0;
   // All nodes take the mean of all models (and of their optimizer state).
   virtual void average_all() = 0;
   // Evaluates the models as they are after every operation asked for so far,
@@ -79,7 +81,7 @@ class NullLearner : public Learner {
   bool trains() const override { return false; }
   void step(NodeId) override {}
   SnapshotPtr snapshot(NodeId) override { return std::make_shared<ModelSnapshot>(); }
-  void merge(NodeId, const ModelSnapshot&, double, double) override {}
+  void merge(NodeId, const SnapshotPtr&, double, double) override {}
   void average_all() override {}
   PendingEvaluation evaluate_async(bool) override;
   int64_t batch() const override { return batch_; }

@@ -148,10 +148,10 @@ TEST(Learner, MergesAreAveragesAndWeightedAverages) {
   auto x0 = snapshot_values(*learner->snapshot(0));
   auto x1 = snapshot_values(*learner->snapshot(1));
   ASSERT_NE(x0, x1);
-  learner->merge(1, *learner->snapshot(0), 3.0, 1.0);  // (3 x1 + x0) / 4
+  learner->merge(1, learner->snapshot(0), 3.0, 1.0);  // (3 x1 + x0) / 4
   auto merged = snapshot_values(*learner->snapshot(1));
   for (size_t k = 0; k < x0.size(); ++k) EXPECT_NEAR(merged[k], (3.0 * x1[k] + x0[k]) / 4.0, 1e-6);
-  learner->merge(0, *learner->snapshot(1), 1.0, 1.0);
+  learner->merge(0, learner->snapshot(1), 1.0, 1.0);
   auto avg = snapshot_values(*learner->snapshot(0));
   for (size_t k = 0; k < x0.size(); ++k) EXPECT_NEAR(avg[k], (x0[k] + merged[k]) / 2.0, 1e-6);
 }
@@ -206,7 +206,7 @@ TEST(Learner, AsynchronousChainsAreBitIdenticalToSequential) {
       for (NodeId n = 0; n < 4; ++n) learner->step(n);
       in_flight.push_back(learner->snapshot(k % 4));
       if (in_flight.size() > 2) {
-        learner->merge((k + 1) % 4, *in_flight.front(), 1, 1);
+        learner->merge((k + 1) % 4, in_flight.front(), 1, 1);
         in_flight.erase(in_flight.begin());
       }
     }
@@ -227,7 +227,7 @@ TEST(Learner, ALongQueueIsThrottledWithoutChangingResults) {
     std::vector<PendingEvaluation> evals;
     for (int k = 0; k < 120; ++k) {
       learner->step(k % 2);
-      learner->merge((k + 1) % 2, *learner->snapshot(k % 2), 1, 1);
+      learner->merge((k + 1) % 2, learner->snapshot(k % 2), 1, 1);
       if (k % 40 == 39) evals.push_back(learner->evaluate_async(true));
     }
     std::vector<double> out;
@@ -248,7 +248,7 @@ TEST(Learner, PendingEvaluationSeesTheModelsWhenItWasAskedFor) {
     std::vector<PendingEvaluation> evals;
     for (int k = 0; k < 4; ++k) {
       for (NodeId n = 0; n < 3; ++n) learner->step(n);
-      learner->merge(k % 3, *learner->snapshot((k + 1) % 3), 1, 1);
+      learner->merge(k % 3, learner->snapshot((k + 1) % 3), 1, 1);
       evals.push_back(learner->evaluate_async(k % 2 == 0));
     }
     std::vector<Evaluation> out;
