@@ -1,15 +1,78 @@
 #include "analysis/output_dir.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <stdexcept>
 
+#include "sim/base/error.h"
+
 namespace gossipsim {
 
 namespace fs = std::filesystem;
 
-OutputDir::OutputDir(fs::path final_path) : final_(std::move(final_path)) {
+std::optional<nlohmann::json> read_result_marker(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  const fs::path marker = dir / kResultMarker;
+  if (fs::is_regular_file(marker, ec)) {
+    std::ifstream in(marker);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("kind") && j["kind"].is_string()) return j;
+    return std::nullopt;
+  }
+  // Results written before markers existed.
+  if (fs::is_regular_file(dir / "summary.json", ec) && fs::is_regular_file(dir / "scenario.json", ec))
+    return nlohmann::json{{"kind", "run"}};
+  if (fs::is_regular_file(dir / "sweep.csv", ec) && fs::is_directory(dir / "points", ec))
+    return nlohmann::json{{"kind", "sweep"}, {"complete", true}};
+  return std::nullopt;
+}
+
+void check_folder_path(const fs::path& p, const std::string& what) {
+  if (p.empty()) throw InputError(what, "", "a folder path (got an empty one)");
+  // The path itself and every folder above it must be folders where they exist.
+  fs::path prefix;
+  for (const auto& part : p) {
+    prefix /= part;
+    std::error_code ec;
+    fs::file_status st = fs::status(prefix, ec);
+    if (ec || !fs::exists(st)) continue;
+    if (!fs::is_directory(st)) {
+      if (prefix == p) throw InputError(what + " " + p.string(), "", "a folder, not an existing file");
+      throw InputError(what + " " + p.string(), "", prefix.string() + " is a file, so no folder can be made below it");
+    }
+  }
+}
+
+fs::path choose_output(const fs::path& wanted, const std::string& kind, bool force, const std::string& what) {
+  check_folder_path(wanted, what);
+  std::error_code ec;
+  if (!fs::exists(wanted, ec) || fs::is_empty(wanted, ec)) return wanted;
+  auto marker = read_result_marker(wanted);
+  if (!marker)
+    throw InputError(what + " " + wanted.string(), "",
+                     "a new folder, an empty one or an earlier gossipsim result; this folder holds other files, "
+                     "which gossipsim never overwrites (choose another " + what + ")");
+  if ((*marker)["kind"] != kind)
+    throw InputError(what + " " + wanted.string(), "",
+                     fmt::format("a folder for a {} result; this one holds a gossipsim {} result (choose another {})",
+                                 kind, (*marker)["kind"].get<std::string>(), what));
+  if (force) return wanted;
+  for (int i = 2;; ++i) {
+    fs::path candidate = wanted.string() + "-" + std::to_string(i);
+    check_folder_path(candidate, what);
+    if (!fs::exists(candidate, ec)) {
+      fmt::print(stderr, "gossipsim: {} holds an earlier result; writing {} instead (--force replaces it)\n",
+                 wanted.string(), candidate.string());
+      return candidate;
+    }
+  }
+}
+
+OutputDir::OutputDir(fs::path final_path, std::string kind, nlohmann::json marker_extra)
+    : final_(std::move(final_path)), kind_(std::move(kind)), marker_(std::move(marker_extra)) {
   staging_ = final_;
   staging_ += ".tmp-" + std::to_string(::getpid());
   fs::remove_all(staging_);
@@ -24,10 +87,28 @@ OutputDir::~OutputDir() {
 }
 
 void OutputDir::commit() {
-  if (fs::exists(final_)) fs::remove_all(final_);
+  write_result_marker(staging_, kind_, marker_);
+  fs::path aside;
+  std::error_code ec;
+  if (fs::exists(final_, ec)) {
+    if (fs::is_empty(final_, ec)) {
+      fs::remove(final_);
+    } else {
+      // Only an earlier result of this kind is ever replaced (choose_output
+      // checked it; check again, the folder may have changed since).
+      auto marker = read_result_marker(final_);
+      if (!marker || (*marker)["kind"] != kind_)
+        throw InputError(final_.string(), "", "no other files in the result folder (it changed during the run; "
+                                              "the new result is kept in " + staging_.string() + ")");
+      aside = final_;
+      aside += ".old-" + std::to_string(::getpid());
+      fs::rename(final_, aside);
+    }
+  }
   if (final_.has_parent_path()) fs::create_directories(final_.parent_path());
   fs::rename(staging_, final_);
   committed_ = true;
+  if (!aside.empty()) fs::remove_all(aside, ec);
 }
 
 void write_file_atomically(const fs::path& path, const std::string& text) {
@@ -36,9 +117,22 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
   {
     std::ofstream out(tmp, std::ios::binary);
     out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error("cannot write " + tmp.string());
+    }
   }
   fs::rename(tmp, path);
+}
+
+void write_result_marker(const fs::path& dir, const std::string& kind, nlohmann::json extra) {
+  nlohmann::json marker = std::move(extra);
+  if (!marker.is_object()) marker = nlohmann::json::object();
+  marker["kind"] = kind;
+  marker["writer"] = "gossipsim";
+  write_file_atomically(dir / kResultMarker, marker.dump(2) + "\n");
 }
 
 }  // namespace gossipsim

@@ -1,31 +1,75 @@
-// Atomic result folders. Results are written into a temporary sibling folder
-// (<final>.tmp-<pid>) and renamed into place by commit(); a run that fails or
-// is interrupted leaves no folder under the final name that looks complete.
-// An existing final folder is replaced only at commit().
+// Result folders that never destroy a user's files.
+//
+// Every folder gossipsim writes carries a marker file, `.gossipsim`, a JSON
+// object {"kind": "run" | "sweep" | "plots", ...}. Only a folder with a
+// marker (or, for runs, one written before markers existed: summary.json and
+// scenario.json side by side) counts as an earlier result; nothing else is
+// ever replaced or removed.
+//
+// choose_output() applies the rules for a path given with --out:
+//   - a path that is, or lies below, an existing file is refused;
+//   - a missing path or an empty folder is used as it is;
+//   - an earlier result of the same kind is replaced with `force`, or else
+//     the result goes to the first free numbered sibling (DIR-2, DIR-3, ...);
+//   - any other existing folder is refused.
+// Refusals are InputErrors that name the path and say what was expected.
+//
+// OutputDir writes into a temporary sibling folder (<final>.tmp-<pid>) and
+// renames it into place at commit(): a run that fails or is interrupted
+// leaves no folder under the final name that looks complete. An earlier
+// result under the final name is moved aside first and removed only once
+// the new one is in place.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace gossipsim {
 
+inline constexpr const char* kResultMarker = ".gossipsim";
+
+// The marker of `dir`, if it holds a gossipsim result (legacy runs read as
+// {"kind": "run"}); nullopt for anything else, a missing folder included.
+std::optional<nlohmann::json> read_result_marker(const std::filesystem::path& dir);
+
+// Refuses a path that is, or lies below, an existing file that is not a
+// folder. `what` names the option in messages (e.g. "--out").
+void check_folder_path(const std::filesystem::path& p, const std::string& what);
+
+// Where a result of `kind` asked for at `wanted` goes (rules above). Says on
+// stderr when it picks a numbered folder.
+std::filesystem::path choose_output(const std::filesystem::path& wanted, const std::string& kind, bool force,
+                                    const std::string& what = "--out");
+
 class OutputDir {
  public:
-  explicit OutputDir(std::filesystem::path final_path);
+  // `final_path` should come from choose_output(); the marker written at
+  // commit() is {"kind": kind} plus `marker_extra`.
+  OutputDir(std::filesystem::path final_path, std::string kind, nlohmann::json marker_extra = nlohmann::json::object());
   ~OutputDir();  // removes the temporary folder unless committed
   OutputDir(const OutputDir&) = delete;
   OutputDir& operator=(const OutputDir&) = delete;
 
+  const std::filesystem::path& final_path() const { return final_; }
   const std::filesystem::path& staging() const { return staging_; }
   std::filesystem::path file(const std::string& name) const { return staging_ / name; }
   void commit();
 
  private:
   std::filesystem::path final_, staging_;
+  std::string kind_;
+  nlohmann::json marker_;
   bool committed_ = false;
 };
 
 // Writes `text` to `path` through a temporary file and a rename.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Writes the marker of a result folder written in place (sweeps, plots).
+void write_result_marker(const std::filesystem::path& dir, const std::string& kind,
+                         nlohmann::json extra = nlohmann::json::object());
 
 }  // namespace gossipsim

@@ -325,5 +325,25 @@ def main(argv):
     print(out)
 
 
+def is_result(folder):
+    """Whether a folder was written by gossipsim run or sweep (marker, or the files of older results)."""
+    marker = os.path.join(folder, ".gossipsim")
+    if os.path.isfile(marker):
+        try:
+            with open(marker) as f:
+                return json.load(f).get("kind") in ("run", "sweep")
+        except (OSError, ValueError, AttributeError):
+            return False
+    return (os.path.isfile(os.path.join(folder, "summary.json")) and os.path.isfile(os.path.join(folder, "scenario.json"))) \
+        or os.path.isfile(os.path.join(folder, "sweep.csv"))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    for folder in [a for a in sys.argv[1:] if not a.startswith("-")][:1]:
+        if not is_result(folder):
+            sys.exit(f"plot: {folder}: expected a folder written by gossipsim run or gossipsim sweep")
+    try:
+        main(sys.argv[1:])
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        # One line, not a traceback: the folder is not what a run writes.
+        sys.exit(f"plot: error: {type(e).__name__}: {e} (is every folder a whole gossipsim result?)")

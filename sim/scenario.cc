@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include "sim/base/safe_name.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,7 +29,8 @@ std::string choice(const JsonReader& r, const std::string& key, const std::vecto
 
 ComputeOptions parse_compute(const JsonReader& r) {
   ComputeOptions c;
-  if (auto v = r.child("iteration_ms")) c.iteration_ms = Distribution::parse(*v, Domain::kPositive);
+  // From 1 us to about 2.8 hours an iteration: never a zero-length one.
+  if (auto v = r.child("iteration_ms")) c.iteration_ms = Distribution::parse(*v, Domain::kPositive, {1e-3, 1e7});
   c.jitter = r.number("jitter", 0.0);
   r.require(c.jitter >= 0 && c.jitter <= 0.9, "jitter", "a number in [0, 0.9]");
   r.done();
@@ -60,10 +63,15 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     w.synthetic.classes = static_cast<int>(s->integer("classes", 10));
     s->require(w.synthetic.classes >= 2, "classes", "an integer >= 2");
     w.synthetic.shape = int_list(*s, "shape", w.synthetic.shape);
+    double features = 1;
+    for (int64_t d : w.synthetic.shape) features *= static_cast<double>(d);
+    s->require(w.synthetic.shape.size() <= 3 && features <= 1e7, "shape",
+               "one to three dimensions of at most 10,000,000 values per sample");
+    s->require(w.synthetic.classes <= 100000, "classes", "at most 100,000 classes");
     w.synthetic.train = s->integer("train", w.synthetic.train);
     w.synthetic.test = s->integer("test", w.synthetic.test);
-    s->require(w.synthetic.train >= 1, "train", "an integer >= 1");
-    s->require(w.synthetic.test >= 1, "test", "an integer >= 1");
+    s->require(w.synthetic.train >= 1 && w.synthetic.train <= 100000000, "train", "an integer in [1, 1e8]");
+    s->require(w.synthetic.test >= 1 && w.synthetic.test <= 100000000, "test", "an integer in [1, 1e8]");
     w.synthetic.noise = s->number("noise", w.synthetic.noise);
     s->require(w.synthetic.noise >= 0, "noise", "a number >= 0");
     s->done();
@@ -80,7 +88,7 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     one_of(r, "model", w.model.name, model_names());
   }
   w.batch = r.integer("batch", 32);
-  r.require(w.batch >= 1, "batch", "an integer >= 1");
+  r.require(w.batch >= 1 && w.batch <= 100000, "batch", "an integer in [1, 100000]");
   if (auto o = r.child("optimizer")) {
     auto& opt = w.optimizer;
     opt.lr = o->number("lr", opt.lr);
@@ -114,7 +122,7 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     p->done();
   }
   w.model_bytes = r.integer("model_bytes", 0);
-  r.require(w.model_bytes >= 0, "model_bytes", "an integer >= 0");
+  r.require(w.model_bytes >= 0 && w.model_bytes <= 100'000'000'000, "model_bytes", "an integer in [0, 1e11] (100 GB)");
   w.device = choice(r, "device", {"cpu", "cuda"});
   w.workers = static_cast<int>(r.integer("workers", 1));
   r.require(w.workers >= 1 && w.workers <= 256, "workers", "an integer in [1, 256]");
@@ -132,8 +140,10 @@ MethodOptions parse_method(const JsonReader& r) {
     m.name = r.string("name");
     one_of(r, "name", m.name, method_names());
     m.label = r.string("label", "");
-    m.local_steps = static_cast<int>(r.integer("local_steps", 1));
-    r.require(m.local_steps >= 1, "local_steps", "an integer >= 1");
+    if (r.has("label")) r.require(is_safe_name(m.label), "label", kSafeNameRule);
+    const int64_t steps = r.integer("local_steps", 1);
+    r.require(steps >= 1 && steps <= 1000000, "local_steps", "an integer in [1, 1000000]");
+    m.local_steps = static_cast<int>(steps);
     m.merge = choice(r, "merge", {"average", "gosgd"});
     if (m.name == "gossip-scheduled") {
       m.selection = choice(r, "selection", {"min-finish", "random-enabled", "weighted"});
@@ -159,6 +169,8 @@ StopOptions parse_stop(const JsonReader& r) {
   r.require(s.epochs >= 0, "epochs", "a number >= 0");
   r.require(s.target_accuracy >= 0 && s.target_accuracy <= 1, "target_accuracy", "a number in [0, 1]");
   r.require(s.wall_s >= 0, "wall_s", "a number >= 0");
+  r.require(s.virtual_s <= kMaxVirtualSeconds, "virtual_s", fmt::format("at most {:g} virtual seconds", kMaxVirtualSeconds));
+  r.require(s.epochs <= 1e6, "epochs", "at most 1e6 epochs");
   if (s.virtual_s == 0 && s.epochs == 0) r.fail("a limit: virtual_s or epochs (> 0)");
   r.done();
   return s;
@@ -167,7 +179,9 @@ StopOptions parse_stop(const JsonReader& r) {
 EvalOptions parse_eval(const JsonReader& r) {
   EvalOptions e;
   e.every_s = r.number("every_s", e.every_s);
-  r.require(e.every_s > 0, "every_s", "a number > 0");
+  r.require(e.every_s >= 1e-6 && e.every_s <= kMaxVirtualSeconds, "every_s",
+            fmt::format("a number of seconds in [1e-6, {:g}]", kMaxVirtualSeconds));
+  e.test_samples_given = r.has("test_samples");
   e.test_samples = r.integer("test_samples", e.test_samples);
   r.require(e.test_samples >= 0, "test_samples", "an integer >= 0");
   if (r.has("targets")) {
@@ -180,18 +194,60 @@ EvalOptions parse_eval(const JsonReader& r) {
   return e;
 }
 
+LimitsOptions parse_limits(const JsonReader& r) {
+  LimitsOptions l;
+  l.nodes = r.integer("nodes", l.nodes);
+  r.require(l.nodes >= 1 && l.nodes <= 100000000, "nodes", "an integer in [1, 1e8]");
+  l.links = r.integer("links", l.links);
+  r.require(l.links >= 1 && l.links <= 10000000000, "links", "an integer in [1, 1e10]");
+  l.memory_gb = r.number("memory_gb", l.memory_gb);
+  r.require(l.memory_gb > 0, "memory_gb", "a number > 0");
+  r.done();
+  return l;
+}
+
 }  // namespace
+
+double estimate_memory(const Scenario& sc, int64_t model_bytes, int64_t data_bytes) {
+  const double n = sc.topology.node_count();
+  double bytes = graph_bytes_estimate(static_cast<double>(boost::num_vertices(sc.topology.graph)),
+                                      static_cast<double>(boost::num_edges(sc.topology.graph)));
+  for (const auto& peers : sc.topology.peers) bytes += 8.0 * peers.size();
+  // The recorder keeps a row per evaluation and per transfer; transfers are
+  // unknown in advance, so only the evaluations count here.
+  if (sc.stop.virtual_s > 0) bytes += 200.0 * sc.stop.virtual_s / sc.eval.every_s * sc.methods.size();
+  const bool gossiped = std::any_of(sc.methods.begin(), sc.methods.end(),
+                                    [](const MethodOptions& m) { return m.info == "gossiped"; });
+  if (gossiped) bytes += 24.0 * n * n;  // each node's view of every node's free times
+  // Parameters and momentum per node, plus a model per worker and evaluation copies.
+  bytes += static_cast<double>(model_bytes) * (2.0 * n + 4.0 * sc.workload.workers);
+  bytes += static_cast<double>(data_bytes);
+  return bytes;
+}
+
+void check_memory(const Scenario& sc, int64_t model_bytes, int64_t data_bytes) {
+  const double need = estimate_memory(sc, model_bytes, data_bytes);
+  if (need > sc.limits.memory_gb * 1e9)
+    throw InputError(sc.file, "/limits/memory_gb",
+                     fmt::format("expected a run within {:g} GB: this one needs about {:.3g} GB ({} nodes{}); raise "
+                                 "/limits/memory_gb if the machine has it",
+                                 sc.limits.memory_gb, need / 1e9, sc.topology.node_count(),
+                                 model_bytes > 0 ? fmt::format(", {} bytes per model", model_bytes) : ""));
+}
 
 NetworkOptions parse_network(const JsonReader& r) {
   NetworkOptions n;
   if (auto access = r.child("access")) {
-    if (auto v = access->child("up_mbps")) n.links.up_mbps = Distribution::parse(*v, Domain::kPositive);
-    if (auto v = access->child("down_mbps")) n.links.down_mbps = Distribution::parse(*v, Domain::kPositive);
+    if (auto v = access->child("up_mbps")) n.links.up_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
+    if (auto v = access->child("down_mbps"))
+      n.links.down_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
     access->done();
   }
   if (auto links = r.child("links")) {
-    if (auto v = links->child("latency_ms")) n.links.latency_ms = Distribution::parse(*v, Domain::kNonNegative);
-    if (auto v = links->child("bandwidth_mbps")) n.links.bandwidth_mbps = Distribution::parse(*v, Domain::kPositive);
+    if (auto v = links->child("latency_ms"))
+      n.links.latency_ms = Distribution::parse(*v, Domain::kNonNegative, kLatencyMs);
+    if (auto v = links->child("bandwidth_mbps"))
+      n.links.bandwidth_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
     links->done();
   }
   r.done();
@@ -210,12 +266,11 @@ void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, 
     if (eq == std::string::npos || s.empty() || s[0] != '/')
       throw InputError(file, s, "--set /json/pointer=value");
     std::string path = s.substr(0, eq), text = s.substr(eq + 1);
+    if (std::count(path.begin(), path.end(), '/') > JsonReader::kMaxJsonDepth)
+      throw InputError(file, path, fmt::format("expected a JSON pointer at most {} levels deep", JsonReader::kMaxJsonDepth));
     nlohmann::json value;
-    try {
-      value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-      value = text;
-    }
+    if (nlohmann::json::accept(text)) value = JsonReader::parse_text(text, file, path);
+    else value = text;
     try {
       doc[nlohmann::json::json_pointer(path)] = value;
     } catch (const nlohmann::json::exception& e) {
@@ -231,6 +286,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   JsonReader r(sc.document, file);
   r.expect_object();
   sc.name = r.string("name");
+  r.require(is_safe_name(sc.name), "name", kSafeNameRule);
   sc.description = r.string("description", "");
   int64_t seed = r.integer("seed", 1);
   r.require(seed >= 0, "seed", "an integer >= 0");
@@ -248,8 +304,18 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   if (sc.methods.empty()) r.fail("methods", "at least one method");
   sc.stop = parse_stop(r.at("stop"));
   if (auto e = r.child("eval")) sc.eval = parse_eval(*e);
-  sc.topology = build_topology(r.at("topology"), sc.network.links, Streams(sc.seed));
+  if (auto l = r.child("limits")) sc.limits = parse_limits(*l);
+  if (sc.stop.virtual_s > 0 && sc.stop.virtual_s / sc.eval.every_s > kMaxEvaluations)
+    r.fail("eval", fmt::format("at most {:g} evaluations: /stop/virtual_s / /eval/every_s = {:.4g}", kMaxEvaluations,
+                               sc.stop.virtual_s / sc.eval.every_s));
+  sc.topology = build_topology(r.at("topology"), sc.network.links, Streams(sc.seed), sc.limits);
   r.done();
+  if (sc.topology.node_count() < 2)
+    for (size_t i = 0; i < sc.methods.size(); ++i)
+      if (sc.methods[i].name != "single")
+        r.fail("topology", fmt::format("at least 2 compute nodes for method {} (only `single` trains alone)",
+                                       sc.methods[i].label));
+  check_memory(sc);
   return sc;
 }
 

@@ -65,7 +65,19 @@ struct EvalOptions {
   int64_t test_samples = 2000;       // first n test samples used (0: all)
   std::vector<double> targets;       // accuracies for time-to-accuracy, in (0, 1]
   bool per_node = true;              // also evaluate every node's own model
+  bool test_samples_given = false;   // test_samples was set: it must not exceed the test set
 };
+
+// /limits: the sizes a scenario may ask for (SizeLimits in
+// topologies/builder.h). Everything is checked before it is built, so a
+// scenario too large is refused at once, with an estimate of the memory it
+// would need, instead of running for hours or out of memory.
+//   nodes      compute nodes (and graph vertices); default 100,000
+//   links      links of the graph, and pairs an erdos-renyi draw or default
+//              peers behind routers would visit; default 10,000,000
+//   memory_gb  estimated memory of a run (estimate_memory below); default 16
+// Raise them on a larger machine; the estimate is coarse (within about 2x).
+using LimitsOptions = SizeLimits;
 
 struct Scenario {
   std::string file;  // where it was read from ("" when from a string)
@@ -80,7 +92,22 @@ struct Scenario {
   std::vector<MethodOptions> methods;
   StopOptions stop;
   EvalOptions eval;
+  LimitsOptions limits;
 };
+
+// The largest virtual time a run may reach (about 31.7 years; virtual time
+// is int64 nanoseconds, which hold 292 years, so sums of times stay exact).
+inline constexpr double kMaxVirtualSeconds = 1e9;
+// The most evaluations one method's run may make (/stop/virtual_s / /eval/every_s).
+inline constexpr double kMaxEvaluations = 1e6;
+
+// What a run of the scenario takes in memory, about: the graph and per-node
+// simulator state, the scheduler's gossiped tables (N^2) when a method uses
+// them, and with training the nodes' models (parameters and momentum, from
+// `model_bytes`) and the dataset in float32 (`data_bytes`).
+double estimate_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_bytes = 0);
+// Refuses, at /limits/memory_gb, a scenario whose estimate exceeds it.
+void check_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_bytes = 0);
 
 // Applies "--set /json/pointer=value" overrides: value is parsed as JSON, or
 // taken as a string when it is not valid JSON.

@@ -1,5 +1,7 @@
 #include "sim/sweep.h"
 
+#include "sim/base/safe_name.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -42,6 +44,7 @@ Sweep load_sweep(const std::string& file) {
   Sweep s;
   s.file = file;
   s.name = r.string("name");
+  r.require(is_safe_name(s.name), "name", kSafeNameRule);
   fs::path base = r.string("base");
   if (base.is_relative()) base = fs::path(file).parent_path() / base;
   if (!fs::exists(base)) r.fail("base", "the path of a scenario file (" + base.string() + " not found)");
@@ -69,6 +72,10 @@ Sweep load_sweep(const std::string& file) {
     s.axes.push_back(std::move(axis));
   }
   if (s.axes.empty()) r.fail("axes", "at least one axis");
+  double points = 1;
+  for (const auto& a : s.axes) points *= static_cast<double>(a.values.size());
+  if (points > kMaxSweepPoints)
+    r.fail("axes", fmt::format("a grid of at most {} points (these axes make {:.0f})", kMaxSweepPoints, points));
   r.string("description", "");
   r.done();
   return s;

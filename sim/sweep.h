@@ -19,6 +19,9 @@
 
 namespace gossipsim {
 
+// The largest grid a sweep may have.
+inline constexpr size_t kMaxSweepPoints = 100000;
+
 struct SweepAxis {
   std::string path;
   std::vector<nlohmann::json> values;

@@ -76,10 +76,13 @@ TEST(Sweep, AFailingPointDoesNotStopTheOthers) {
   EXPECT_TRUE(fs::exists(out / "points/0/summary.json"));
   EXPECT_FALSE(fs::exists(out / "points/1"));
   EXPECT_TRUE(fs::exists(out / "points/2/summary.json"));
-  std::string csv = read(out / "sweep.csv");
-  EXPECT_NE(csv.find("\n0,1000,"), std::string::npos);
-  EXPECT_EQ(csv.find("\n1,-5,"), std::string::npos);
-  EXPECT_NE(csv.find("\n2,500,"), std::string::npos);
+  // A failed sweep leaves no folder that looks like a whole result: no
+  // sweep.csv, and its marker says it is not complete.
+  EXPECT_FALSE(fs::exists(out / "sweep.csv"));
+  EXPECT_NE(read(out / ".gossipsim").find("\"complete\": false"), std::string::npos);
+  std::string plotted;
+  EXPECT_NE(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + out.string(), &plotted), 0);
+  EXPECT_NE(plotted.find("a finished sweep"), std::string::npos) << plotted;
   fs::remove_all(f.parent_path());
 }
 

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <queue>
+#include <set>
 #include <sstream>
 
 #include "topologies/generators.h"
@@ -44,15 +46,26 @@ uint64_t pair_key(size_t a, size_t b) {
   return (static_cast<uint64_t>(a) << 32) | b;
 }
 
-int positive_int(const JsonReader& r, const std::string& key, int min) {
+int positive_int(const JsonReader& r, const std::string& key, int min, int64_t max) {
   int64_t v = r.integer(key);
-  r.require(v >= min && v <= 10'000'000, key, fmt::format("an integer >= {}", min));
+  r.require(v >= min && v <= max, key, fmt::format("an integer in [{}, {}]", min, max));
   return static_cast<int>(v);
+}
+
+std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
+
+// Refuses a graph of `links` links (or, for erdos-renyi, pairs to visit) over
+// the limit, before it is built.
+void check_links(const JsonReader& r, const std::string& key, double vertices, double links, const SizeLimits& limits,
+                 const std::string& what) {
+  if (links <= static_cast<double>(limits.links)) return;
+  r.fail(key, fmt::format("a graph within /limits/links = {}: this {} has {:.4g} (it would take about {})",
+                          limits.links, what, links, gigabytes(graph_bytes_estimate(vertices, links))));
 }
 
 // The structure generators shared by /topology and /topology/peers.
 bool structure(const JsonReader& r, const std::string& kind, const Streams& streams, const char* purpose,
-               int& n, EdgeList& edges, bool& hub_router) {
+               const SizeLimits& limits, int& n, EdgeList& edges, bool& hub_router) {
   Rng rng = streams.stream(purpose);
   hub_router = false;
   auto probability = [&](const std::string& key) {
@@ -62,16 +75,24 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
   };
   try {
     if (kind == "torus") {
-      int rows = positive_int(r, "rows", 1), cols = positive_int(r, "cols", 1);
-      if (r.has("nodes")) r.require(r.integer("nodes") == rows * cols, "nodes", "rows * cols");
-      n = rows * cols;
+      int rows = positive_int(r, "rows", 1, limits.nodes), cols = positive_int(r, "cols", 1, limits.nodes);
+      const int64_t cells = int64_t(rows) * cols;
+      if (cells > limits.nodes)
+        r.fail("cols", fmt::format("rows * cols within /limits/nodes = {} (got {} x {} = {})", limits.nodes, rows,
+                                   cols, cells));
+      if (r.has("nodes")) r.require(r.integer("nodes") == cells, "nodes", "rows * cols");
+      n = static_cast<int>(cells);
+      check_links(r, "cols", n, 2.0 * n, limits, "torus");
       edges = torus_edges(rows, cols);
       return true;
     }
     if (kind != "complete" && kind != "ring" && kind != "star" && kind != "random-regular" &&
         kind != "erdos-renyi" && kind != "watts-strogatz" && kind != "barabasi-albert")
       return false;
-    n = positive_int(r, "nodes", 1);
+    n = positive_int(r, "nodes", 1, limits.nodes);
+    const double pairs = 0.5 * n * (n - 1.0);
+    if (kind == "complete") check_links(r, "nodes", n, pairs, limits, "complete graph");
+    if (kind == "erdos-renyi") check_links(r, "nodes", n, pairs, limits, "erdos-renyi draw (every pair is visited)");
     if (kind == "complete") edges = complete_edges(n);
     if (kind == "ring") edges = ring_edges(n);
     if (kind == "star") {
@@ -79,21 +100,37 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
       hub_router = true;
     }
     if (kind == "random-regular") {
-      int d = positive_int(r, "degree", 1);
+      int d = positive_int(r, "degree", 1, limits.nodes);
       r.require(d < n && (static_cast<long>(n) * d) % 2 == 0, "degree", "a degree < nodes with nodes*degree even");
+      check_links(r, "degree", n, 0.5 * n * d, limits, "random regular graph");
       edges = random_regular_edges(n, d, rng);
     }
-    if (kind == "erdos-renyi") edges = erdos_renyi_edges(n, probability("p"), rng);
+    if (kind == "erdos-renyi") {
+      const double p = probability("p");
+      // Refuse what can (almost) never be connected rather than redraw for
+      // ever: P(connected) ~ exp(-E[isolated vertices]) (Erdos and Renyi
+      // 1960), so at most 7 isolated vertices are expected (P >= ~1e-3).
+      const double isolated = n * std::pow(1 - p, n - 1.0);
+      if (n > 1 && (p == 0 || isolated > 7))
+        r.fail("p", fmt::format("a p that can give a connected graph of {} nodes: p = {} leaves {:.3g} vertices "
+                                "isolated on average (take p >= {:.3g}, about (ln n + 2) / n)",
+                                n, p, isolated, std::min(1.0, (std::log(n) + 2) / n)));
+      edges = erdos_renyi_edges(n, p, rng);
+    }
     if (kind == "watts-strogatz") {
-      int k = positive_int(r, "k", 2);
+      int k = positive_int(r, "k", 2, limits.nodes);
       r.require(k % 2 == 0 && k < n, "k", "an even k < nodes");
+      check_links(r, "k", n, 0.5 * n * k, limits, "watts-strogatz graph");
       edges = watts_strogatz_edges(n, k, probability("beta"), rng);
     }
     if (kind == "barabasi-albert") {
-      int m = positive_int(r, "m", 1);
+      int m = positive_int(r, "m", 1, limits.nodes);
       r.require(m < n, "m", "m < nodes");
+      check_links(r, "m", n, double(m) * n, limits, "barabasi-albert graph");
       edges = barabasi_albert_edges(n, m, rng);
     }
+  } catch (const InputError&) {
+    throw;
   } catch (const std::invalid_argument& e) {
     r.fail(e.what());
   } catch (const std::runtime_error& e) {
@@ -105,6 +142,7 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
 struct Builder {
   const LinkDefaults& defaults;
   const Streams& streams;
+  const SizeLimits& limits;
   Topology t;
 
   Vertex add(std::string name, bool is_node, std::string region = "", double up = NAN, double down = NAN) {
@@ -135,7 +173,7 @@ struct Builder {
 };
 
 void build_geo(const JsonReader& r, Builder& b) {
-  int n = positive_int(r, "nodes", 1);
+  int n = positive_int(r, "nodes", 1, b.limits.nodes);
   std::string file = r.string("regions_file", "cloud8");
   if (!fs::exists(file)) file = topology_data_dir() + "/" + file + (fs::path(file).has_extension() ? "" : ".json");
   if (!fs::exists(file)) r.fail("regions_file", "a region file name in topologies/data or a path to one");
@@ -143,23 +181,34 @@ void build_geo(const JsonReader& r, Builder& b) {
   JsonReader g(data, file);
   std::vector<std::string> names;
   JsonReader regions = g.at("regions");
-  for (size_t i = 0; i < regions.array_size(); ++i) names.push_back(regions.element(i).as_string());
+  for (size_t i = 0; i < regions.array_size(); ++i) {
+    names.push_back(regions.element(i).as_string());
+    if (std::count(names.begin(), names.end(), names.back()) > 1) regions.element(i).fail("a region name not used before");
+  }
+  if (names.empty()) regions.fail("at least one region");
   const size_t k = names.size();
-  auto matrix = [&](const std::string& key) {
+  auto matrix = [&](const std::string& key, Distribution::Bounds bounds) {
     JsonReader m = g.at(key);
     m.require(m.array_size() == k, "", fmt::format("a {}x{} matrix", k, k));
     std::vector<std::vector<double>> out(k);
     for (size_t i = 0; i < k; ++i) {
       JsonReader row = m.element(i);
       if (row.array_size() != k) row.fail(fmt::format("a row of {} numbers", k));
-      for (size_t j = 0; j < k; ++j) out[i].push_back(row.element(j).as_number());
+      for (size_t j = 0; j < k; ++j) {
+        out[i].push_back(row.element(j).as_number());
+        if (i != j && !(out[i][j] >= bounds.min_draw && out[i][j] <= bounds.max))
+          row.element(j).fail(fmt::format("a number in [{:g}, {:g}]", bounds.min_draw, bounds.max));
+      }
     }
     return out;
   };
-  auto rtt = matrix("rtt_ms");
-  auto bandwidth = matrix("bandwidth_mbps");
+  auto rtt = matrix("rtt_ms", {0, 2 * kLatencyMs.max});
+  auto bandwidth = matrix("bandwidth_mbps", kCapacityMbps);
   JsonReader intra = g.at("intra_region");
   double intra_latency = intra.number("latency_ms"), intra_bandwidth = intra.number("bandwidth_mbps");
+  intra.require(intra_latency >= 0 && intra_latency <= kLatencyMs.max, "latency_ms", "a latency in [0, 1e6] ms");
+  intra.require(intra_bandwidth >= kCapacityMbps.min_draw && intra_bandwidth <= kCapacityMbps.max, "bandwidth_mbps",
+                "a capacity in [0.001, 1e9] Mbit/s");
   intra.done();
   g.at("sources");
   g.string("name", "");
@@ -172,8 +221,11 @@ void build_geo(const JsonReader& r, Builder& b) {
       std::string want = subset->element(i).as_string();
       auto it = std::find(names.begin(), names.end(), want);
       if (it == names.end()) subset->element(i).fail("a region of " + file);
+      if (std::count(chosen.begin(), chosen.end(), size_t(it - names.begin())))
+        subset->element(i).fail("a region not chosen before");
       chosen.push_back(it - names.begin());
     }
+    if (chosen.empty()) subset->fail("at least one region");
   } else {
     for (size_t i = 0; i < k; ++i) chosen.push_back(i);
   }
@@ -192,10 +244,34 @@ void build_geo(const JsonReader& r, Builder& b) {
 
 bool truthy(const std::string& s) { return s == "1" || s == "true" || s == "yes"; }
 
-void build_from_raw(const RawGraph& raw, Builder& b) {
+void build_from_raw(const RawGraph& raw, Builder& b, const std::string& file) {
   std::vector<Vertex> map(boost::num_vertices(raw));
+  std::set<uint64_t> seen;
+  size_t index = 0;
+  for (auto [it, end] = boost::edges(raw); it != end; ++it, ++index) {
+    auto s = boost::source(*it, raw), d = boost::target(*it, raw);
+    const std::string where = fmt::format("edge {} ({} -- {})", index, raw[s].name, raw[d].name);
+    if (s == d) throw InputError(file, where, "two different vertices (a link from a vertex to itself is refused)");
+    if (!seen.insert(pair_key(s, d)).second)
+      throw InputError(file, where, "a link given once (each pair of vertices is joined at most once)");
+  }
+  auto within = [&](double v, Distribution::Bounds b, bool positive) {
+    return std::isnan(v) || ((positive ? v > 0 : v >= 0) && v >= b.min_draw && v <= b.max);
+  };
+  for (auto [it, end] = boost::edges(raw); it != end; ++it) {
+    const RawEdge& e = raw[*it];
+    const std::string where = fmt::format("edge {} -- {}", raw[boost::source(*it, raw)].name, raw[boost::target(*it, raw)].name);
+    if (!within(e.bandwidth, kCapacityMbps, true))
+      throw InputError(file, where + " bandwidth_mbps", fmt::format("a capacity in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
+    if (!within(e.latency, kLatencyMs, false))
+      throw InputError(file, where + " latency_ms", fmt::format("a latency in [0, {:g}] ms", kLatencyMs.max));
+  }
   for (size_t v = 0; v < map.size(); ++v) {
     const Raw& x = raw[v];
+    for (double c : {x.up, x.down})
+      if (!within(c, kCapacityMbps, true))
+        throw InputError(file, "vertex " + x.name, fmt::format("access capacities (up_mbps, down_mbps) in [{:g}, {:g}] Mbit/s",
+                                                                kCapacityMbps.min_draw, kCapacityMbps.max));
     map[v] = b.add(x.name.empty() ? fmt::format("v{}", v) : x.name, !truthy(x.router), "", x.up, x.down);
   }
   for (auto [it, end] = boost::edges(raw); it != end; ++it) {
@@ -225,18 +301,19 @@ void load_file(const JsonReader& r, Builder& b) {
       if (by_name.count(name)) v.fail("name", "a name not used by another vertex");
       bool router = v.boolean("router", false);
       double up = NAN, down = NAN;
-      if (v.has("up_mbps")) {
-        up = v.number("up_mbps");
-        v.require(up > 0, "up_mbps", "a number > 0");
-      }
-      if (v.has("down_mbps")) {
-        down = v.number("down_mbps");
-        v.require(down > 0, "down_mbps", "a number > 0");
-      }
+      auto capacity = [&](const std::string& key) {
+        double c = v.number(key);
+        v.require(c >= kCapacityMbps.min_draw && c <= kCapacityMbps.max, key,
+                  fmt::format("a capacity in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
+        return c;
+      };
+      if (v.has("up_mbps")) up = capacity("up_mbps");
+      if (v.has("down_mbps")) down = capacity("down_mbps");
       by_name[name] = b.add(name, !router, v.string("region", ""), up, down);
       v.done();
     }
     JsonReader links = doc.at("links");
+    std::set<uint64_t> seen;
     for (size_t i = 0; i < links.array_size(); ++i) {
       JsonReader l = links.element(i);
       auto end = [&](const std::string& key) {
@@ -245,10 +322,14 @@ void load_file(const JsonReader& r, Builder& b) {
         return by_name[name];
       };
       Vertex a = end("a"), c = end("b");
+      if (a == c) l.fail("b", "a vertex other than a (a link from a vertex to itself is refused)");
+      if (!seen.insert(pair_key(a, c)).second) l.fail("each pair of vertices joined at most once (this link repeats an earlier one)");
       double bw = NAN, lat = NAN;
       Rng rng = b.streams.stream("link-values", pair_key(a, c));
-      if (l.has("bandwidth_mbps")) bw = Distribution::parse(l.at("bandwidth_mbps"), Distribution::Domain::kPositive).sample(rng);
-      if (l.has("latency_ms")) lat = Distribution::parse(l.at("latency_ms"), Distribution::Domain::kNonNegative).sample(rng);
+      if (l.has("bandwidth_mbps"))
+        bw = Distribution::parse(l.at("bandwidth_mbps"), Distribution::Domain::kPositive, kCapacityMbps).sample(rng);
+      if (l.has("latency_ms"))
+        lat = Distribution::parse(l.at("latency_ms"), Distribution::Domain::kNonNegative, kLatencyMs).sample(rng);
       b.link(a, c, bw, lat);
       l.done();
     }
@@ -275,11 +356,15 @@ void load_file(const JsonReader& r, Builder& b) {
     } catch (const std::exception& e) {
       throw InputError(file, "", std::string("a valid ") + format + " graph: " + e.what());
     }
-    build_from_raw(raw, b);
+    build_from_raw(raw, b, file);
   } else {
     r.fail("format", "one of json, graphml, dot");
   }
   if (b.t.nodes.empty()) throw InputError(file, "", "at least one compute node");
+  if (static_cast<int64_t>(boost::num_vertices(b.t.graph)) > b.limits.nodes)
+    throw InputError(file, "", fmt::format("at most /limits/nodes = {} vertices", b.limits.nodes));
+  if (static_cast<int64_t>(boost::num_edges(b.t.graph)) > b.limits.links)
+    throw InputError(file, "", fmt::format("at most /limits/links = {} links", b.limits.links));
   b.t.description = fmt::format("file {}: {} nodes, {} vertices", file, b.t.node_count(), boost::num_vertices(b.t.graph));
 }
 
@@ -296,11 +381,41 @@ std::vector<std::vector<NodeId>> adjacency(int n, const EdgeList& edges) {
   return adj;
 }
 
+
+// The first compute node that node 0 cannot reach over the links, or -1.
+NodeId unreachable_node(const Topology& t) {
+  if (t.node_count() < 2) return -1;
+  std::vector<char> seen(boost::num_vertices(t.graph), 0);
+  std::queue<Vertex> todo;
+  todo.push(t.nodes[0]);
+  seen[t.nodes[0]] = 1;
+  while (!todo.empty()) {
+    Vertex v = todo.front();
+    todo.pop();
+    for (auto [it, end] = boost::adjacent_vertices(v, t.graph); it != end; ++it)
+      if (!seen[*it]) {
+        seen[*it] = 1;
+        todo.push(*it);
+      }
+  }
+  for (NodeId i = 0; i < t.node_count(); ++i)
+    if (!seen[t.nodes[i]]) return i;
+  return -1;
+}
+
 }  // namespace
 
-Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const Streams& streams) {
+double graph_bytes_estimate(double vertices, double links) {
+  // A vertex: its record, name and peer list, its two access resources and
+  // its simulator state (~8 kB with two random streams); a link: the Boost
+  // edge in both adjacency lists plus two network resources.
+  return vertices * 8192 + links * 256;
+}
+
+Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const Streams& streams,
+                        const SizeLimits& limits) {
   r.expect_object();
-  Builder b{defaults, streams, {}};
+  Builder b{defaults, streams, limits, {}};
   const std::string kind = r.string("generator");
   int n = 0;
   EdgeList edges;
@@ -308,8 +423,15 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
   if (kind == "geo") {
     build_geo(r, b);
   } else if (kind == "file") {
-    load_file(r, b);
-  } else if (structure(r, kind, streams, "topology", n, edges, hub_router)) {
+    try {
+      load_file(r, b);
+    } catch (const InputError& e) {
+      if (e.file() == r.file()) throw;
+      // An error inside the topology file: say which scenario path named it.
+      throw InputError(e.file(), e.path(), e.expected() + " (in the topology file that " + r.file() + ": " +
+                                               r.path_of("path") + " names)");
+    }
+  } else if (structure(r, kind, streams, "topology", limits, n, edges, hub_router)) {
     // The star's hub is a router (vertex 0); nodes are its leaves.
     for (int v = 0; v < n + (hub_router ? 1 : 0); ++v) {
       bool router = hub_router && v == 0;
@@ -331,12 +453,17 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
     EdgeList pe;
     bool unused = false;
     std::string pk = peers->string("generator");
-    if (!structure(*peers, pk, streams, "peers", pn, pe, unused) || pk == "star")
+    if (!structure(*peers, pk, streams, "peers", limits, pn, pe, unused) || pk == "star")
       peers->fail("generator", "one of complete, ring, torus, random-regular, erdos-renyi, watts-strogatz, barabasi-albert");
     if (pn != t.node_count()) peers->fail("nodes", fmt::format("{} (the topology's compute nodes)", t.node_count()));
     t.peers = adjacency(pn, pe);
     peers->done();
   } else if (has_routers) {
+    const double pairs = 0.5 * t.node_count() * (t.node_count() - 1.0);
+    if (pairs > static_cast<double>(limits.links))
+      r.fail(fmt::format("peers within /limits/links = {}: behind routers every pair of the {} nodes are peers by "
+                         "default ({:.4g} pairs); give /topology/peers to choose fewer",
+                         limits.links, t.node_count(), pairs));
     t.peers = adjacency(t.node_count(), complete_edges(t.node_count()));
   } else {
     EdgeList ne;
@@ -348,6 +475,9 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
   if (t.node_count() > 1)
     for (NodeId i = 0; i < t.node_count(); ++i)
       if (t.peers[i].empty()) r.fail(fmt::format("every node to have a peer (node {} has none)", i));
+  if (NodeId lost = unreachable_node(t); lost >= 0)
+    r.fail(fmt::format("a connected graph ({}): compute node {} ({}) cannot reach node 0 ({}) over the links", t.description, lost,
+                       t.graph[t.nodes[lost]].name, t.graph[t.nodes[0]].name));
   return t;
 }
 

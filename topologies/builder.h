@@ -35,6 +35,12 @@
 
 namespace gossipsim {
 
+// The network values gossipsim represents: capacities from 1 kbit/s to
+// 1 Pbit/s, one-way latencies up to 1000 s. Given values outside are
+// refused; drawn values are clamped (Distribution::Bounds).
+inline const Distribution::Bounds kCapacityMbps{1e-3, 1e9};
+inline const Distribution::Bounds kLatencyMs{0, 1e6};
+
 // Values for whatever the topology leaves open, from /network.
 struct LinkDefaults {
   Distribution up_mbps = Distribution::constant(100);      // access uplink, Mbit/s
@@ -43,7 +49,25 @@ struct LinkDefaults {
   Distribution bandwidth_mbps = Distribution::constant(1000);  // link capacity, Mbit/s
 };
 
-Topology build_topology(const JsonReader& spec, const LinkDefaults& defaults, const Streams& streams);
+// What a topology may hold (/limits in a scenario). Sizes are checked before
+// anything is built: a generator asked for more is refused at once, naming
+// the limit and the memory the graph would take, instead of running out of
+// memory or time.
+struct SizeLimits {
+  int64_t nodes = 100000;     // compute nodes (and vertices)
+  int64_t links = 10000000;   // links; an erdos-renyi draw visits every pair, so its pairs count too
+  double memory_gb = 16;      // estimated memory of a run (sim/scenario.h: estimate_memory)
+};
+
+// Bytes the built graph takes, about (vertices with their access links and
+// peer lists, links with their two directions): for error messages.
+double graph_bytes_estimate(double vertices, double links);
+
+// Builds the graph. Refused (InputError with the JSON path): sizes over
+// `limits`; a file topology with a self-loop or a link given twice; a graph
+// in which some compute node cannot reach another.
+Topology build_topology(const JsonReader& spec, const LinkDefaults& defaults, const Streams& streams,
+                        const SizeLimits& limits = {});
 
 // Graphviz DOT of a built topology with its drawn values, for inspection.
 std::string to_dot(const Topology& t);

@@ -16,20 +16,28 @@ Distribution Distribution::constant(double v) {
   return d;
 }
 
-Distribution Distribution::parse(const JsonReader& r, Domain domain) {
+Distribution Distribution::parse(const JsonReader& r, Domain domain, Bounds bounds) {
   const bool positive = domain == Domain::kPositive;
   const bool nonneg = domain != Domain::kAny;
-  const char* sign = positive ? "a number > 0" : "a number >= 0";
+  const std::string sign = std::string(positive ? "a number > 0" : "a number >= 0") +
+                           (std::isfinite(bounds.max) ? fmt::format(" and <= {:g}", bounds.max) : "");
+  auto bad = [&](double v) { return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max; };
   auto check = [&](const JsonReader& at, const std::string& key, double v) {
-    if ((positive && !(v > 0)) || (nonneg && v < 0)) at.fail(key, sign);
+    if (bad(v)) at.fail(key, sign);
+  };
+  auto at_most = [&](const std::string& key, double v) {
+    if (v > bounds.max) r.fail(key, fmt::format("a number <= {:g}", bounds.max));
   };
   if (r.value().is_number()) {
     double v = r.as_number();
-    if ((positive && !(v > 0)) || (nonneg && v < 0)) r.fail(sign);
-    return constant(v);
+    if (bad(v)) r.fail(sign);
+    Distribution d = constant(v);
+    d.bounds_ = bounds;
+    return d;
   }
   if (!r.value().is_object()) r.fail("a number or an object {\"dist\": ...}");
   Distribution d;
+  d.bounds_ = bounds;
   const std::string kind = r.string("dist");
   if (kind == "constant") {
     d.a_ = r.number("value");
@@ -40,11 +48,14 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain) {
     d.b_ = r.number("max");
     check(r, "min", d.a_);
     r.require(d.b_ >= d.a_, "max", "a number >= min");
+    at_most("max", d.b_);
   } else if (kind == "normal") {
     d.kind_ = Kind::kNormal;
     d.a_ = r.number("mean");
     d.b_ = r.number("std");
     r.require(d.b_ >= 0, "std", "a number >= 0");
+    at_most("mean", d.a_);
+    at_most("std", d.b_);
     d.truncated_ = nonneg || r.has("min");
     d.floor_ = r.number("min", 0.0);
     if (nonneg) check(r, "min", d.floor_ + (positive ? 1e-300 : 0));
@@ -56,16 +67,20 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain) {
     d.a_ = r.number("median");
     d.b_ = r.number("sigma");
     r.require(d.a_ > 0, "median", "a number > 0");
+    at_most("median", d.a_);
+    r.require(d.b_ <= 20, "sigma", "a number <= 20");
     r.require(d.b_ >= 0, "sigma", "a number >= 0");
   } else if (kind == "exponential") {
     d.kind_ = Kind::kExponential;
     d.a_ = r.number("mean");
     r.require(d.a_ > 0, "mean", "a number > 0");
+    at_most("mean", d.a_);
   } else if (kind == "pareto") {
     d.kind_ = Kind::kPareto;
     d.a_ = r.number("scale");
     d.b_ = r.number("shape");
     r.require(d.a_ > 0, "scale", "a number > 0");
+    at_most("scale", d.a_);
     r.require(d.b_ > 0, "shape", "a number > 0");
   } else if (kind == "empirical") {
     d.kind_ = Kind::kEmpirical;
@@ -80,7 +95,7 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain) {
       total += w[i];
       d.cumulative_.push_back(total);
     }
-    r.require(total > 0, "weights", "weights that are not all zero");
+    r.require(total > 0 && std::isfinite(total), "weights", "weights that are not all zero, with a finite sum");
   } else {
     r.fail("dist", "one of constant, uniform, normal, lognormal, exponential, pareto, empirical");
   }
@@ -89,6 +104,10 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain) {
 }
 
 double Distribution::sample(Rng& rng) const {
+  return std::clamp(draw(rng), bounds_.min_draw, bounds_.max);
+}
+
+double Distribution::draw(Rng& rng) const {
   switch (kind_) {
     case Kind::kConstant:
       return a_;

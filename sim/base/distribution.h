@@ -17,6 +17,7 @@
 // an InputError naming its JSON path.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,16 @@
 
 namespace gossipsim {
 
+// What a use of a distribution allows: every location parameter (value,
+// min, max, mean, median, scale, values) must be <= max, and every draw is
+// clamped into [min_draw, max], so that a heavy tail can never give a value
+// the simulation cannot represent (a zero-length iteration, a time that
+// overflows). Draws inside the bounds are unchanged.
+struct DrawBounds {
+  double min_draw = -INFINITY;
+  double max = INFINITY;
+};
+
 class Distribution {
  public:
   enum class Kind { kConstant, kUniform, kNormal, kLognormal, kExponential, kPareto, kEmpirical };
@@ -32,18 +43,23 @@ class Distribution {
   // kNonNegative: draws must be >= 0 (latencies); kAny: unrestricted.
   enum class Domain { kAny, kNonNegative, kPositive };
 
-  static Distribution constant(double v);
-  static Distribution parse(const JsonReader& r, Domain domain);
+  using Bounds = DrawBounds;
 
-  double sample(Rng& rng) const;
+  static Distribution constant(double v);
+  static Distribution parse(const JsonReader& r, Domain domain, Bounds bounds = Bounds());
+
+  double sample(Rng& rng) const;  // a draw, clamped into the bounds
   double mean() const;  // of the untruncated law; used for nominal figures
   Kind kind() const { return kind_; }
   std::string describe() const;
 
  private:
+  double draw(Rng& rng) const;
+
   Kind kind_ = Kind::kConstant;
   double a_ = 0, b_ = 0, floor_ = 0;
   bool truncated_ = false;
+  Bounds bounds_;
   std::vector<double> values_, cumulative_;
 };
 

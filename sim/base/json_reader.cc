@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 namespace gossipsim {
@@ -22,14 +23,33 @@ std::string escape_pointer(const std::string& key) {
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string path)
     : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
 
-nlohmann::json JsonReader::parse_file(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot open the file");
+nlohmann::json JsonReader::parse_text(const std::string& text, const std::string& file, const std::string& where) {
+  // The depth limit keeps hostile input from exhausting the stack in the
+  // recursive copies and dumps that follow parsing.
+  auto guard = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxJsonDepth)
+      throw InputError(file, where, fmt::format("expected JSON nested at most {} levels deep", kMaxJsonDepth));
+    return true;
+  };
   try {
-    return nlohmann::json::parse(in, nullptr, true, /*ignore_comments=*/true);
+    return nlohmann::json::parse(text, guard, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(file, fmt::format("byte {}", e.byte), "valid JSON: " + std::string(e.what()));
+    throw InputError(file, where.empty() ? fmt::format("byte {}", e.byte) : where,
+                     "expected valid JSON: " + std::string(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range 406: a number such as 1e400 that no double holds.
+    throw InputError(file, where, "expected valid JSON with finite numbers: " + std::string(e.what()));
   }
+}
+
+nlohmann::json JsonReader::parse_file(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw InputError(file, "", "expected a JSON file, not a folder");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot open the file: it is missing or unreadable");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw InputError(file, "", "a file that can be read");
+  return parse_text(text, file, "");
 }
 
 bool JsonReader::has(const std::string& key) const {

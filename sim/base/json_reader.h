@@ -20,8 +20,12 @@ class JsonReader {
  public:
   JsonReader(const nlohmann::json& value, std::string file, std::string path = "");
 
-  // Parses a file; a missing file or a syntax error is an InputError.
+  // Parses a file; a missing file, a syntax error, a number out of range or
+  // nesting deeper than kMaxJsonDepth is an InputError.
   static nlohmann::json parse_file(const std::string& file);
+  // The same for text read from elsewhere; `where` names it in errors.
+  static nlohmann::json parse_text(const std::string& text, const std::string& file, const std::string& where);
+  static constexpr int kMaxJsonDepth = 64;
 
   const nlohmann::json& value() const { return *value_; }
   const std::string& file() const { return file_; }

@@ -10,6 +10,7 @@
 
 #include "analysis/output_dir.h"
 #include "analysis/writers.h"
+#include "sim/dataset_info.h"
 #include "sim/network.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
@@ -66,6 +67,21 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// The checks that need the data or the model's size: the same for run and
+// validate, so that validate refuses everything run would.
+void check_workload(const Scenario& sc, const std::string& kernels) {
+  if (kernels == "none") return;
+  const DatasetInfo data = inspect_dataset(sc.workload, sc.file);
+  check_against_data(sc, data);
+  double features = 1;
+  for (int64_t d : data.sample_shape) features *= static_cast<double>(d);
+  int64_t model = sc.workload.model_bytes;
+#ifdef GOSSIPSIM_WITH_TORCH
+  if (model == 0) model = model_state_bytes(sc.workload);
+#endif
+  check_memory(sc, model, static_cast<int64_t>(4.0 * features * static_cast<double>(data.train + data.test)));
+}
+
 nlohmann::json histogram_json(const std::vector<std::vector<int64_t>>& h) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& row : h) j.push_back(row);
@@ -85,8 +101,9 @@ int run_command(const RunCommand& cmd) {
     if (std::none_of(sc.methods.begin(), sc.methods.end(), [&](const auto& m) { return m.label == want; }))
       throw InputError(cmd.scenario, "/methods", "a method labelled " + want + " (from --methods)");
 
-  const fs::path out = cmd.out.empty() ? fs::path("results") / sc.name : fs::path(cmd.out);
-  OutputDir dir(out);
+  check_workload(sc, cmd.kernels);
+  const fs::path out = choose_output(cmd.out.empty() ? fs::path("results") / sc.name : fs::path(cmd.out), "run", cmd.force);
+  OutputDir dir(out, "run", {{"scenario", sc.name}});
   auto factory = make_factory(sc, cmd.kernels);
   RunOptions opts;
   opts.trace = cmd.trace;
@@ -118,16 +135,50 @@ int run_command(const RunCommand& cmd) {
   return 0;
 }
 
+namespace {
+
+// The folder of a sweep: new, empty, or the same sweep's (resumed; --force
+// starts it over). Anything else is refused.
+void prepare_sweep_folder(const fs::path& out, const Sweep& sweep, bool force) {
+  check_folder_path(out, "--out");
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_empty(out, ec)) {
+    auto marker = read_result_marker(out);
+    if (!marker)
+      throw InputError("--out " + out.string(), "",
+                       "a new folder, an empty one or an earlier run of this sweep; this folder holds other files, "
+                       "which gossipsim never overwrites (choose another --out)");
+    if ((*marker)["kind"] != "sweep")
+      throw InputError("--out " + out.string(), "",
+                       "a folder for a sweep; this one holds a gossipsim " + (*marker)["kind"].get<std::string>() +
+                           " result (choose another --out)");
+    const std::string name = marker->value("name", sweep.name);
+    if (name != sweep.name && !force)
+      throw InputError("--out " + out.string(), "",
+                       "a folder of sweep " + sweep.name + "; it holds sweep " + name +
+                           " (choose another --out, or --force to start over)");
+    if (force) fs::remove_all(out);
+  }
+  fs::create_directories(out / "points");
+}
+
+}  // namespace
+
 int sweep_command(const SweepCommand& cmd) {
   Sweep sweep = load_sweep(cmd.sweep);
   auto [shard, shards] = parse_shard(cmd.shard);
   const fs::path out = cmd.out.empty() ? fs::path("results") / sweep.name : fs::path(cmd.out);
-  fs::create_directories(out / "points");
+  prepare_sweep_folder(out, sweep, cmd.force);
+  auto point_done = [&](size_t p) { return fs::exists(out / "points" / std::to_string(p) / "summary.json"); };
+  auto mark = [&](bool complete) {
+    write_result_marker(out, "sweep", {{"name", sweep.name}, {"points", sweep.size()}, {"complete", complete}});
+  };
+  mark(false);
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::vector<size_t> todo;
   size_t done = 0;
   for (size_t p : shard_points(sweep.size(), shard, shards)) {
-    if (fs::exists(out / "points" / std::to_string(p) / "summary.json")) ++done;
+    if (point_done(p)) ++done;
     else todo.push_back(p);
   }
   fmt::print(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep.name, sweep.size(), shard,
@@ -141,7 +192,7 @@ int sweep_command(const SweepCommand& cmd) {
       boost::asio::post(pool, [&, p] {
         const fs::path dir = out / "points" / std::to_string(p);
         const fs::path log = out / "points" / (std::to_string(p) + ".log");
-        std::string command = shell_quote(self) + " run " + shell_quote(sweep.base) + " --quiet --workers 1 --kernels " +
+        std::string command = shell_quote(self) + " run " + shell_quote(sweep.base) + " --quiet --force --workers 1 --kernels " +
                               shell_quote(cmd.kernels) + " --out " + shell_quote(dir.string());
         for (const auto& o : sweep.overrides(p)) command += " --set " + shell_quote(o);
         command += " > " + shell_quote(log.string()) + " 2>&1";
@@ -159,19 +210,33 @@ int sweep_command(const SweepCommand& cmd) {
       });
     pool.join();
   }
-  write_file_atomically(out / "sweep.csv", gather_sweep_csv(sweep, out.string()));
-  std::sort(failed.begin(), failed.end());
-  fmt::print("{}\n", (out / "sweep.csv").string());
+  // sweep.csv exists only while every point of the grid is done: a failed or
+  // unfinished sweep leaves no folder that looks like a whole result.
+  size_t all_done = 0;
+  for (size_t p = 0; p < sweep.size(); ++p) all_done += point_done(p) ? 1 : 0;
+  const fs::path csv = out / "sweep.csv";
   if (!failed.empty()) {
-    fmt::print(stderr, "{} point(s) failed: {} (their logs are in {}/points/)\n", failed.size(), fmt::join(failed, ", "),
-               out.string());
+    std::error_code ec;
+    fs::remove(csv, ec);
+    std::sort(failed.begin(), failed.end());
+    fmt::print(stderr, "{} point(s) failed: {} (their logs are in {}/points/); no sweep.csv until every point is done\n",
+               failed.size(), fmt::join(failed, ", "), out.string());
     return 3;
   }
+  if (all_done < sweep.size()) {
+    fmt::print(stderr, "{} of {} points done (other shards still to run); sweep.csv is written once all are\n", all_done,
+               sweep.size());
+    return 0;
+  }
+  write_file_atomically(csv, gather_sweep_csv(sweep, out.string()));
+  mark(true);
+  fmt::print("{}\n", csv.string());
   return 0;
 }
 
-int validate_command(const std::string& file, const std::vector<std::string>& sets) {
+int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels) {
   Scenario sc = load_scenario(file, sets);
+  check_workload(sc, kernels);
   fmt::print("{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:",
              file, sc.name, sc.topology.description, boost::num_vertices(sc.topology.graph),
              boost::num_edges(sc.topology.graph), sc.workload.dataset, sc.workload.model.name, sc.workload.batch);
@@ -180,7 +245,13 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
   return 0;
 }
 
+namespace {
+// The largest transfer a replay may hold: 1 TB.
+constexpr int64_t kMaxReplayBytes = 1'000'000'000'000;
+}  // namespace
+
 int replay_command(const std::string& file, const std::string& out) {
+  if (!out.empty() && fs::is_directory(out)) throw InputError("--out " + out, "", "a CSV file path, not a folder");
   nlohmann::json doc = JsonReader::parse_file(file);
   JsonReader r(doc, file);
   r.expect_object();
@@ -198,15 +269,27 @@ int replay_command(const std::string& file, const std::string& out) {
   std::vector<Row> rows(list.array_size());
   for (size_t i = 0; i < rows.size(); ++i) {
     JsonReader t = list.element(i);
-    NodeId src = static_cast<NodeId>(t.integer("src")), dst = static_cast<NodeId>(t.integer("dst"));
-    t.require(src >= 0 && src < topo.node_count(), "src", fmt::format("a node id in [0, {})", topo.node_count()));
-    t.require(dst >= 0 && dst < topo.node_count() && dst != src, "dst", "a node id other than src");
+    // Ranges are checked on the 64-bit values, before any narrowing.
+    const int64_t src64 = t.integer("src"), dst64 = t.integer("dst");
+    t.require(src64 >= 0 && src64 < topo.node_count(), "src", fmt::format("a node id in [0, {})", topo.node_count()));
+    t.require(dst64 >= 0 && dst64 < topo.node_count() && dst64 != src64, "dst",
+              fmt::format("a node id in [0, {}) other than src", topo.node_count()));
+    const NodeId src = static_cast<NodeId>(src64), dst = static_cast<NodeId>(dst64);
     int64_t size = t.integer("bytes", 0);
-    t.require(size >= 0, "bytes", "an integer >= 0");
+    t.require(size >= 0 && size <= kMaxReplayBytes, "bytes", fmt::format("an integer in [0, {}]", kMaxReplayBytes));
     double start = t.number("start_s", 0.0);
-    t.require(start >= 0, "start_s", "a number >= 0");
+    t.require(start >= 0 && start <= kMaxVirtualSeconds, "start_s",
+              fmt::format("a number of seconds in [0, {:g}]", kMaxVirtualSeconds));
     bool control = t.boolean("control", false);
     t.done();
+    // Alone on its route the transfer would take this long; sharing only
+    // slows it by the number of flows, so this bounds what time can reach.
+    const double alone = net.route(src, dst).latency.seconds() +
+                         (control ? 0.0 : static_cast<double>(size) / net.route(src, dst).bottleneck.bytes_per_second());
+    t.require(start + alone * static_cast<double>(rows.size()) <= kMaxVirtualSeconds, "bytes",
+              fmt::format("a transfer that ends within {:g} virtual seconds (this one takes {:.4g} s alone on its "
+                          "route)",
+                          kMaxVirtualSeconds, alone));
     rows[i].control = control;
     rows[i].rec.src = src;
     rows[i].rec.dst = dst;
@@ -254,7 +337,27 @@ int topology_command(const std::string& spec, bool dot) {
   return 0;
 }
 
-int plot_command(const std::string& results, const std::string& out) {
+int plot_command(const std::vector<std::string>& results, const std::string& out) {
+  for (const auto& r : results) {
+    auto marker = read_result_marker(r);
+    if (!marker || ((*marker)["kind"] != "run" && (*marker)["kind"] != "sweep"))
+      throw InputError(r, "", fs::is_directory(r) ? "a folder written by gossipsim run or gossipsim sweep (this one is not)"
+                              : fs::exists(r)    ? "a folder written by gossipsim run or gossipsim sweep, not a file"
+                                                 : "a folder written by gossipsim run or gossipsim sweep (it does not exist)");
+    if ((*marker)["kind"] == "sweep" && !marker->value("complete", false))
+      throw InputError(r, "", "a finished sweep (this one has points still to run or failed; run the sweep again)");
+  }
+  if (!out.empty()) {
+    check_folder_path(out, "--out");
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_empty(out, ec) && !read_result_marker(out))
+      throw InputError("--out " + out, "", "a new folder, an empty one or a gossipsim result or plot folder; this one "
+                                           "holds other files, which gossipsim never overwrites");
+    if (!read_result_marker(out)) {
+      fs::create_directories(out);
+      write_result_marker(out, "plots", {{"results", results}});
+    }
+  }
   std::string script = std::getenv("GOSSIPSIM_PLOT_SCRIPT") ? std::getenv("GOSSIPSIM_PLOT_SCRIPT") : "";
   if (script.empty()) {
     for (fs::path p : {fs::path("analysis/plot.py"), fs::path(GOSSIPSIM_SOURCE_DIR) / "analysis/plot.py"})
@@ -264,7 +367,8 @@ int plot_command(const std::string& results, const std::string& out) {
       }
   }
   if (script.empty()) throw std::runtime_error("analysis/plot.py not found (set GOSSIPSIM_PLOT_SCRIPT)");
-  std::string command = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(results);
+  std::string command = "/usr/bin/python3 " + shell_quote(script);
+  for (const auto& r : results) command += " " + shell_quote(r);
   if (!out.empty()) command += " --out " + shell_quote(out);
   int rc = std::system(command.c_str());
   return rc == 0 ? 0 : 1;

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--workers", run.workers, "Threads stepping nodes (default: the scenario's)");
   run_cmd->add_flag("--trace", run.trace, "Also write trace.json (Chrome trace events) per method");
   run_cmd->add_flag("--quiet", run.quiet, "No progress on stderr");
+  run_cmd->add_flag("--force", run.force,
+                    "Replace an earlier gossipsim result at --out (default: write to a fresh numbered folder)");
 
   SweepCommand sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "Run a grid of scenario variants in parallel; resumable, shardable");
@@ -29,12 +31,17 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--shard", sweep.shard, "Run only shard i of n (points with index % n == i), e.g. 0/4");
   sweep_cmd->add_option("--jobs", sweep.jobs, "Points run at once (default: one per core)");
   sweep_cmd->add_option("--kernels", sweep.kernels, "torch or none")->check(CLI::IsMember({"torch", "none"}));
+  sweep_cmd->add_flag("--force", sweep.force, "Start over in a folder that holds an earlier sweep");
 
   std::string file, out;
   std::vector<std::string> sets;
   auto* validate = app.add_subcommand("validate", "Check a scenario file and print what it builds");
   validate->add_option("scenario", file, "Scenario JSON file")->required();
   validate->add_option("--set", sets, "Override a value: /json/pointer=value (repeatable)");
+  std::string validate_kernels = "torch";
+  validate->add_option("--kernels", validate_kernels,
+                       "torch: also check the data and the memory of training (default); none: timeline only")
+      ->check(CLI::IsMember({"torch", "none"}));
 
   auto* net = app.add_subcommand("net", "Network model tools");
   net->require_subcommand(1);
@@ -48,17 +55,19 @@ int main(int argc, char** argv) {
   topo->add_flag("--dot", dot, "Print Graphviz DOT with the drawn values");
 
   auto* plot = app.add_subcommand("plot", "Draw the plots and time-to-accuracy tables of a results folder");
-  plot->add_option("results", file, "Results folder written by gossipsim run")->required();
+  std::vector<std::string> results;
+  plot->add_option("results", results, "Results folders written by gossipsim run (several seeds draw a band) or sweep")
+      ->required();
   plot->add_option("--out", out, "Where the figures go (default: the results folder)");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run_cmd) return run_command(run);
     if (*sweep_cmd) return sweep_command(sweep);
-    if (*validate) return validate_command(file, sets);
+    if (*validate) return validate_command(file, sets, validate_kernels);
     if (*replay) return replay_command(file, out);
     if (*topo) return topology_command(file, dot);
-    if (*plot) return plot_command(file, out);
+    if (*plot) return plot_command(results, out);
   } catch (const InputError& e) {
     fmt::print(stderr, "gossipsim: error: {}\n", e.what());
     return 2;

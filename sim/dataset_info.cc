@@ -1,0 +1,108 @@
+#include "sim/dataset_info.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <filesystem>
+
+#include "sim/base/error.h"
+#include "sim/scenario.h"
+
+namespace gossipsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The first dimension of an IDX file (gzipped or plain), from its header.
+int64_t idx_count(const std::string& dir, const std::string& stem, const std::string& file, int want_dims) {
+  fs::path path;
+  for (const char* ext : {".gz", ""})
+    if (fs::is_regular_file(fs::path(dir) / (stem + ext))) {
+      path = fs::path(dir) / (stem + ext);
+      break;
+    }
+  if (path.empty())
+    throw InputError(file, "/workload/data_dir",
+                     fmt::format("expected a folder holding {}.gz ({} has no such file; install Debian's dataset-fashion-mnist "
+                                 "or give the folder)",
+                                 stem, dir));
+  unsigned char header[8];
+  gzFile f = gzopen(path.c_str(), "rb");
+  int n = f ? gzread(f, header, sizeof header) : -1;
+  if (f) gzclose(f);
+  if (n != static_cast<int>(sizeof header))
+    throw InputError(path.string(), "header", "expected an IDX file (gzipped or plain) with its 8-byte header");
+  const uint32_t magic = (uint32_t(header[0]) << 24) | (uint32_t(header[1]) << 16) | (uint32_t(header[2]) << 8) | header[3];
+  if (magic != 0x0800u + static_cast<uint32_t>(want_dims))
+    throw InputError(path.string(), "header", fmt::format("expected IDX magic 0x{:08x}, got 0x{:08x}", 0x0800 + want_dims, magic));
+  return (int64_t(header[4]) << 24) | (int64_t(header[5]) << 16) | (int64_t(header[6]) << 8) | header[7];
+}
+
+int64_t cifar_records(const std::string& dir, const std::string& name, const std::string& file) {
+  const fs::path p = fs::path(dir) / name;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    throw InputError(file, "/workload/data_dir",
+                     fmt::format("expected a folder holding CIFAR-100's {} ({} not found; download cifar-100-binary.tar.gz "
+                                 "and unpack it)",
+                                 name, p.string()));
+  const uintmax_t size = fs::file_size(p, ec);
+  constexpr uintmax_t kRecord = 2 + 3072;
+  if (ec || size == 0 || size % kRecord != 0)
+    throw InputError(p.string(), "", fmt::format("expected a whole number of {}-byte CIFAR-100 records", kRecord));
+  return static_cast<int64_t>(size / kRecord);
+}
+
+}  // namespace
+
+DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file) {
+  DatasetInfo d;
+  if (w.dataset == "fashion-mnist") {
+    const std::string dir = w.data_dir.empty() ? kFashionMnistDir : w.data_dir;
+    d.train = idx_count(dir, "train-images-idx3-ubyte", file, 3);
+    d.test = idx_count(dir, "t10k-images-idx3-ubyte", file, 3);
+    if (idx_count(dir, "train-labels-idx1-ubyte", file, 1) != d.train ||
+        idx_count(dir, "t10k-labels-idx1-ubyte", file, 1) != d.test)
+      throw InputError(dir, "", "expected as many labels as images in Fashion-MNIST's files");
+    d.classes = 10;
+    d.sample_shape = {1, 28, 28};
+  } else if (w.dataset == "cifar100") {
+    d.train = cifar_records(w.data_dir, "train.bin", file);
+    d.test = cifar_records(w.data_dir, "test.bin", file);
+    d.classes = w.coarse_labels ? 20 : 100;
+    d.sample_shape = {3, 32, 32};
+  } else {
+    d.train = w.synthetic.train;
+    d.test = w.synthetic.test;
+    d.classes = w.synthetic.classes;
+    d.sample_shape = w.synthetic.shape;
+  }
+  return d;
+}
+
+void check_against_data(const Scenario& sc, const DatasetInfo& data) {
+  const WorkloadSpec& w = sc.workload;
+  if (w.train_samples > data.train)
+    throw InputError(sc.file, "/workload/train_samples",
+                     fmt::format("expected at most the {} training samples of {}", data.train, w.dataset));
+  if (sc.eval.test_samples_given && sc.eval.test_samples > data.test)
+    throw InputError(sc.file, "/eval/test_samples",
+                     fmt::format("expected at most the {} test samples of {} (0: all of them)", data.test, w.dataset));
+  const int64_t train = w.train_samples > 0 ? w.train_samples : data.train;
+  const int64_t nodes = sc.topology.node_count();
+  if (train < nodes)
+    throw InputError(sc.file, w.train_samples > 0 ? "/workload/train_samples" : "/topology",
+                     fmt::format("expected at least one training sample per node ({} samples for {} nodes)", train, nodes));
+  if (w.partition.kind == PartitionSpec::Kind::kShards) {
+    if (w.partition.classes_per_node > data.classes)
+      throw InputError(sc.file, "/workload/partition/classes_per_node",
+                       fmt::format("expected at most the {} classes of {}", data.classes, w.dataset));
+    if (nodes * w.partition.classes_per_node > train)
+      throw InputError(sc.file, "/workload/partition/classes_per_node",
+                       fmt::format("expected at most one shard per training sample ({} nodes x {} shards > {} samples)", nodes,
+                                   w.partition.classes_per_node, train));
+  }
+}
+
+}  // namespace gossipsim

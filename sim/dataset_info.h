@@ -1,0 +1,38 @@
+// What a workload's data hold, found without loading them: file headers for
+// Fashion-MNIST (IDX, gzipped or plain) and file sizes for CIFAR-100, the
+// spec itself for synthetic data. `validate` and `run` check a scenario
+// against it before anything is built, so that a missing data folder, a
+// sample count larger than the data or more shards than classes are
+// refused the same way by both, with the scenario's file and JSON path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/workload.h"
+
+namespace gossipsim {
+
+struct Scenario;
+
+struct DatasetInfo {
+  int64_t train = 0, test = 0;  // samples in the files
+  int classes = 0;
+  std::vector<int64_t> sample_shape;
+};
+
+// Where Debian's dataset-fashion-mnist installs the files.
+inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+// The data of `w`; InputError naming `file` and /workload/data_dir when the
+// files are missing or not of their format.
+DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file);
+
+// Checks the scenario's sizes against its data: /workload/train_samples and
+// /eval/test_samples (when given) within the data, at least one training
+// sample per node, /workload/partition/classes_per_node within the classes
+// and one sample per shard.
+void check_against_data(const Scenario& sc, const DatasetInfo& data);
+
+}  // namespace gossipsim

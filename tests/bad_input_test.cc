@@ -1,0 +1,332 @@
+// Hostile and malformed input, one test per class of defect: the user's
+// files are never destroyed, no input crashes or hangs the tool, `validate`
+// refuses what `run` would, numbers are range-checked, and every refusal is
+// one clear line that names the file and the JSON path, with a non-zero exit.
+// Every case runs the real binary on files the test writes, under a time
+// limit: a crash (exit by signal) or a hang (exit 124) fails the test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_util.h"
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gossipsim-bad-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path path(const std::string& name) const { return dir_ / name; }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  fs::path write(const std::string& name, const char* text) const { return write(name, std::string(text)); }
+  fs::path write(const std::string& name, const nlohmann::json& j) const { return write(name, j.dump()); }
+
+  // Runs the binary with a time limit; never a signal, never a hang.
+  Result gossipsim(const std::string& args) const {
+    Result r;
+    r.code = test::run_shell("cd " + dir_.string() + " && timeout 60 " + GOSSIPSIM_BINARY + " " + args, &r.out);
+    EXPECT_NE(r.code, 124) << "hung: " << args;
+    EXPECT_LT(r.code, 124) << "crashed (signal " << r.code - 128 << "): " << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("Traceback"), std::string::npos) << r.out;
+    return r;
+  }
+  // A refusal: exit 2 and one line that says `expected`.
+  void refused(const std::string& args, const std::string& expected) const {
+    Result r = gossipsim(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+
+  // A small scenario that runs in a fraction of a second with --kernels none.
+  static nlohmann::json scenario() {
+    return {{"name", "tiny"},
+            {"topology", {{"generator", "ring"}, {"nodes", 4}}},
+            {"workload",
+             {{"dataset", "synthetic"},
+              {"model", "mlp"},
+              {"synthetic", {{"shape", {8}}, {"train", 400}, {"test", 100}}}}},
+            {"methods", {"gossip", "gossip-scheduled"}},
+            {"stop", {{"virtual_s", 2}}},
+            {"eval", {{"every_s", 1}}}};
+  }
+
+  fs::path dir_;
+};
+
+// ---- 1. The user's files are never destroyed --------------------------------
+
+TEST_F(BadInput, RunRefusesAFolderThatHoldsSomethingElse) {
+  fs::path sc = write("s.json", scenario());
+  fs::create_directories(path("thesis"));
+  write("thesis/chapter1.tex", "precious");
+  refused("run s.json --kernels none --quiet --out thesis", "gossipsim never overwrites");
+  refused("run s.json --kernels none --quiet --force --out thesis", "gossipsim never overwrites");
+  std::ifstream in(path("thesis/chapter1.tex"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
+  EXPECT_EQ(std::distance(fs::directory_iterator(path("thesis")), fs::directory_iterator()), 1);
+}
+
+TEST_F(BadInput, AnEarlierResultGetsANumberedSiblingOrIsReplacedWithForce) {
+  write("s.json", scenario());
+  ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r").code, 0);
+  write("r/my-notes.txt", "kept");
+  Result second = gossipsim("run s.json --kernels none --quiet --out r");
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_NE(second.out.find("writing r-2 instead"), std::string::npos) << second.out;
+  EXPECT_TRUE(fs::exists(path("r/my-notes.txt")));
+  EXPECT_TRUE(fs::exists(path("r-2/gossip/metrics.csv")));
+  ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r-2 --force").code, 0);
+  EXPECT_FALSE(fs::exists(path("r-3")));
+  EXPECT_TRUE(fs::exists(path("r-2/.gossipsim")));
+}
+
+TEST_F(BadInput, OutNamingAFileOrAPathBelowAFileIsRefused) {
+  write("s.json", scenario());
+  write("results.txt", "data");
+  refused("run s.json --kernels none --quiet --out results.txt", "a folder, not an existing file");
+  refused("run s.json --kernels none --quiet --out results.txt/sub", "results.txt is a file");
+  refused("plot results.txt", "not a file");
+  EXPECT_TRUE(fs::is_regular_file(path("results.txt")));
+}
+
+TEST_F(BadInput, NamesThatWouldWriteOutsideTheFolderAreRefused) {
+  nlohmann::json j = scenario();
+  j["name"] = "../../escape";
+  write("s.json", j);
+  refused("validate s.json", "s.json: /name: expected a name usable as a folder name");
+  j = scenario();
+  j["methods"] = {{{"name", "gossip"}, {"label", "a/../../b"}}};
+  write("s.json", j);
+  refused("validate s.json", "s.json: /methods/0/label: expected a name usable as a folder name");
+  j = scenario();
+  j["name"] = "..";
+  write("s.json", j);
+  refused("run s.json --kernels none", "/name: expected a name usable");
+  write("sweep.json", nlohmann::json{{"name", "a/b"}, {"base", "s.json"}, {"axes", {{{"path", "/seed"}, {"values", {1}}}}}});
+  refused("sweep sweep.json --kernels none", "sweep.json: /name: expected a name usable");
+  EXPECT_FALSE(fs::exists(path("results")));
+}
+
+TEST_F(BadInput, SweepAndPlotKeepToTheSameRules) {
+  write("s.json", scenario());
+  write("sweep.json", nlohmann::json{{"name", "sw"}, {"base", "s.json"}, {"axes", {{{"path", "/seed"}, {"values", {1, 2}}}}}});
+  fs::create_directories(path("photos"));
+  write("photos/cat.jpg", "meow");
+  refused("sweep sweep.json --kernels none --out photos", "gossipsim never overwrites");
+  refused("plot photos", "a folder written by gossipsim run or gossipsim sweep");
+  ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r").code, 0);
+  refused("plot r --out photos", "gossipsim never overwrites");
+  refused("sweep sweep.json --kernels none --out r", "this one holds a gossipsim run result");
+  EXPECT_TRUE(fs::exists(path("photos/cat.jpg")));
+  // The same sweep again resumes in its own folder.
+  ASSERT_EQ(gossipsim("sweep sweep.json --kernels none --out sw").code, 0);
+  Result again = gossipsim("sweep sweep.json --kernels none --out sw");
+  EXPECT_EQ(again.code, 0);
+  EXPECT_NE(again.out.find("2 done already, 0 to run"), std::string::npos) << again.out;
+}
+
+// ---- 2. No crash on any input -----------------------------------------------
+
+TEST_F(BadInput, DeeplyNestedJsonIsRefused) {
+  write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
+  refused("validate deep.json", "deep.json: expected JSON nested at most 64 levels deep");
+  std::string objects;
+  for (int i = 0; i < 5000; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(5000, '}');
+  write("deep2.json", objects);
+  refused("topology deep2.json", "deep2.json: expected JSON nested at most 64 levels deep");
+  write("s.json", scenario());
+  refused("validate s.json --set '/x=" + std::string(1000, '[') + std::string(1000, ']') + "'",
+          "s.json: /x: expected JSON nested at most 64 levels deep");
+  std::string pointer;
+  for (int i = 0; i < 1000; ++i) pointer += "/a";
+  refused("validate s.json --set " + pointer + "=1", "a JSON pointer at most 64 levels deep");
+}
+
+TEST_F(BadInput, TinyGraphsAreRefusedOrRunButNeverCrash) {
+  nlohmann::json j = scenario();
+  j["topology"] = {{"generator", "complete"}, {"nodes", 1}};
+  write("one.json", j);
+  refused("run one.json --kernels none --quiet", "one.json: /topology: expected at least 2 compute nodes for method gossip");
+  j["methods"] = {"single"};
+  write("one-single.json", j);
+  EXPECT_EQ(gossipsim("run one-single.json --kernels none --quiet --out r").code, 0);
+
+  write("none.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[]})");
+  write("one-link.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[{"a":"a","b":"b"}]})");
+  write("island.json", R"({"nodes":[{"name":"a"},{"name":"b"},{"name":"r","router":true}],"links":[{"a":"a","b":"r"}]})");
+  for (const char* f : {"none", "one-link", "island"}) {
+    j = scenario();
+    j["topology"] = {{"generator", "file"}, {"path", std::string(f) + ".json"}};
+    write(std::string("sc-") + f + ".json", j);
+  }
+  refused("run sc-none.json --kernels none --quiet", "sc-none.json: /topology: expected every node to have a peer");
+  refused("run sc-island.json --kernels none --quiet",
+          "sc-island.json: /topology: expected a connected graph (file island.json");
+  EXPECT_EQ(gossipsim("run sc-one-link.json --kernels none --quiet --out r1").code, 0);
+  // Zero regions in a geo file would divide by zero.
+  write("regions.json", R"({"regions":[],"rtt_ms":[],"bandwidth_mbps":[],"intra_region":{"latency_ms":1,"bandwidth_mbps":10},"sources":[]})");
+  write("geo.json", nlohmann::json{{"generator", "geo"}, {"nodes", 3}, {"regions_file", path("regions.json").string()}});
+  refused("topology geo.json", "regions.json: /regions: expected at least one region");
+}
+
+TEST_F(BadInput, NumbersTooLargeForAnyTypeNameTheirFile) {
+  write("big.json", R"({"name":"x","seed":1e400})");
+  refused("validate big.json", "big.json: expected valid JSON with finite numbers");
+  nlohmann::json j = scenario();
+  j["stop"]["virtual_s"] = 1e300;
+  write("s.json", j);
+  refused("validate s.json", "s.json: /stop/virtual_s: expected at most 1e+09 virtual seconds");
+  j = scenario();
+  j["eval"]["every_s"] = 1e-300;
+  write("s.json", j);
+  refused("validate s.json", "s.json: /eval/every_s: expected a number of seconds in [1e-6, 1e+09]");
+  j = scenario();
+  j["compute"] = {{"iteration_ms", 1e300}};
+  write("s.json", j);
+  refused("validate s.json", "s.json: /compute/iteration_ms: expected a number > 0 and <= 1e+07");
+  j = scenario();
+  j["network"]["links"]["bandwidth_mbps"] = {{"dist", "lognormal"}, {"median", 1e300}, {"sigma", 1}};
+  write("s.json", j);
+  refused("validate s.json", "s.json: /network/links/bandwidth_mbps/median: expected a number <= 1e+09");
+}
+
+// ---- 3. No hang, no runaway memory -------------------------------------------
+
+TEST_F(BadInput, SizesAreCheckedBeforeAnythingIsBuilt) {
+  write("complete.json", R"({"generator":"complete","nodes":100000})");
+  refused("topology complete.json --dot", "complete.json: /nodes: expected a graph within /limits/links = 10000000");
+  write("torus.json", R"({"generator":"torus","rows":100000,"cols":100000})");
+  refused("topology torus.json --dot", "torus.json: /cols: expected rows * cols within /limits/nodes = 100000");
+  write("many.json", R"({"generator":"ring","nodes":100000000})");
+  refused("topology many.json", "many.json: /nodes: expected an integer in [1, 100000]");
+  nlohmann::json j = scenario();
+  j["topology"] = {{"generator", "geo"}, {"nodes", 20000}};
+  write("geo.json", j);
+  refused("validate geo.json --kernels none", "geo.json: /topology: expected peers within /limits/links");
+  j = scenario();
+  j["limits"] = {{"memory_gb", 0.00001}};
+  write("small.json", j);
+  Result r = gossipsim("validate small.json --kernels none");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("small.json: /limits/memory_gb: expected a run within 1e-05 GB: this one needs about"),
+            std::string::npos)
+      << r.out;
+  j["limits"] = {{"nodes", 3}};
+  write("small.json", j);
+  refused("validate small.json --kernels none", "small.json: /topology/nodes: expected an integer in [1, 3]");
+  j["limits"] = {{"nodes", 3}, {"speed", 1}};
+  write("small.json", j);
+  refused("validate small.json --kernels none", "small.json: /limits/speed: unknown key");
+}
+
+// ---- 4. validate refuses everything run would --------------------------------
+
+TEST_F(BadInput, ValidateRefusesWhatRunWould) {
+  auto both = [&](const nlohmann::json& j, const std::string& expected) {
+    write("v.json", j);
+    refused("validate v.json", expected);
+    refused("run v.json --quiet --out never", expected);
+    EXPECT_FALSE(fs::exists(path("never")));
+  };
+  write("self.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[{"a":"a","b":"b"},{"a":"b","b":"b"}]})");
+  write("twice.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[{"a":"a","b":"b"},{"a":"b","b":"a"}]})");
+  write("self.dot", "graph { a -- b; b -- b; }");
+  write("twice.dot", "graph { a -- b; b -- a; }");
+  nlohmann::json j = scenario();
+  j["topology"] = {{"generator", "file"}, {"path", "self.json"}};
+  both(j, "self.json: /links/1/b: expected a vertex other than a (a link from a vertex to itself is refused) (in the "
+          "topology file that v.json: /topology/path names)");
+  j["topology"]["path"] = "twice.json";
+  both(j, "twice.json: /links/1: expected each pair of vertices joined at most once");
+  j["topology"]["path"] = "self.dot";
+  both(j, "self.dot: edge 1 (b -- b): two different vertices");
+  j["topology"]["path"] = "twice.dot";
+  both(j, "twice.dot: edge 1 (b -- a): a link given once");
+  j = scenario();
+  j["topology"] = {{"generator", "erdos-renyi"}, {"nodes", 50}, {"p", 0}};
+  both(j, "v.json: /topology/p: expected a p that can give a connected graph of 50 nodes");
+  j["topology"]["p"] = 0.01;
+  both(j, "v.json: /topology/p: expected a p that can give a connected graph of 50 nodes");
+  j = scenario();
+  j["workload"] = {{"dataset", "fashion-mnist"}, {"data_dir", path("nowhere").string()}};
+  both(j, "v.json: /workload/data_dir: expected a folder holding train-images-idx3-ubyte.gz");
+  j = scenario();
+  j["workload"]["train_samples"] = 401;
+  both(j, "v.json: /workload/train_samples: expected at most the 400 training samples of synthetic");
+  j = scenario();
+  j["eval"]["test_samples"] = 101;
+  both(j, "v.json: /eval/test_samples: expected at most the 100 test samples of synthetic");
+  j = scenario();
+  j["workload"]["partition"] = {{"kind", "shards"}, {"classes_per_node", 11}};
+  both(j, "v.json: /workload/partition/classes_per_node: expected at most the 10 classes of synthetic");
+  j = scenario();
+  j["workload"]["train_samples"] = 3;
+  both(j, "v.json: /workload/train_samples: expected at least one training sample per node (3 samples for 4 nodes)");
+}
+
+// ---- 5. Numbers in net replay are range-checked -------------------------------
+
+TEST_F(BadInput, NetReplayChecksItsNumbers) {
+  write("two.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[{"a":"a","b":"b"}]})");
+  auto replay = [&](const nlohmann::json& transfer) {
+    write("r.json", nlohmann::json{{"topology", {{"generator", "file"}, {"path", "two.json"}}}, {"transfers", {transfer}}});
+  };
+  // 2^32 would wrap to node 0 if narrowed before the check.
+  replay({{"src", 4294967296LL}, {"dst", 1}, {"bytes", 10}});
+  refused("net replay r.json", "r.json: /transfers/0/src: expected a node id in [0, 2)");
+  replay({{"src", 0}, {"dst", 1}, {"bytes", 10}, {"start_s", 1e300}});
+  refused("net replay r.json", "r.json: /transfers/0/start_s: expected a number of seconds in [0, 1e+09]");
+  replay({{"src", 0}, {"dst", 1}, {"bytes", 1e18}});
+  refused("net replay r.json", "r.json: /transfers/0/bytes: expected an integer");
+  replay({{"src", 0}, {"dst", 1}, {"bytes", 1000000000000LL}, {"start_s", 9.9999e8}});
+  refused("net replay r.json", "r.json: /transfers/0/bytes: expected a transfer that ends within 1e+09 virtual seconds");
+  replay({{"src", 0}, {"dst", 1}, {"bytes", -1}});
+  refused("net replay r.json", "r.json: /transfers/0/bytes: expected an integer in [0, 1000000000000]");
+  write("r.json", R"({"topology":{"generator":"file","path":"two.json"},"transfers":[{"src":0,"dst":1,"bytes":1e400}]})");
+  refused("net replay r.json", "r.json: expected valid JSON with finite numbers");
+}
+
+// ---- 6. plot on an empty, missing or foreign folder ---------------------------
+
+TEST_F(BadInput, PlotSaysOneClearLine) {
+  fs::create_directories(path("empty"));
+  refused("plot empty", "empty: a folder written by gossipsim run or gossipsim sweep (this one is not)");
+  refused("plot missing", "missing: a folder written by gossipsim run or gossipsim sweep (it does not exist)");
+  fs::create_directories(path("foreign"));
+  write("foreign/summary.json", "{}");
+  refused("plot foreign", "foreign: a folder written by gossipsim run or gossipsim sweep (this one is not)");
+  // A result whose files were damaged afterwards: one line from the plotter, no traceback.
+  write("s.json", scenario());
+  ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r").code, 0);
+  write("r/summary.json", "{\"methods\": 3}");
+  Result r = gossipsim("plot r");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("plot: error:"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace gossipsim
