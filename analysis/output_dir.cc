@@ -46,6 +46,12 @@ void check_folder_path(const fs::path& p, const std::string& what) {
   }
 }
 
+void check_output_file(const fs::path& p, const std::string& what) {
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) throw InputError(what + " " + p.string(), "", "a file path, not a folder");
+  if (p.has_parent_path()) check_folder_path(p.parent_path(), what);
+}
+
 fs::path choose_output(const fs::path& wanted, const std::string& kind, bool force, const std::string& what) {
   check_folder_path(wanted, what);
   std::error_code ec;

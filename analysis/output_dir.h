@@ -39,6 +39,10 @@ std::optional<nlohmann::json> read_result_marker(const std::filesystem::path& di
 // folder. `what` names the option in messages (e.g. "--out").
 void check_folder_path(const std::filesystem::path& p, const std::string& what);
 
+// Refuses, for a file to be written, a path that is an existing folder or
+// lies below an existing file.
+void check_output_file(const std::filesystem::path& p, const std::string& what);
+
 // Where a result of `kind` asked for at `wanted` goes (rules above). Says on
 // stderr when it picks a numbered folder.
 std::filesystem::path choose_output(const std::filesystem::path& wanted, const std::string& kind, bool force,

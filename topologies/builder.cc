@@ -345,6 +345,7 @@ void load_file(const JsonReader& r, Builder& b) {
     dp.property("down_mbps", boost::get(&Raw::down, raw));
     dp.property("bandwidth_mbps", boost::get(&RawEdge::bandwidth, raw));
     dp.property("latency_ms", boost::get(&RawEdge::latency, raw));
+    check_input_file(file, "a " + format + " topology file");
     std::ifstream in(file);
     try {
       if (format == "graphml") {

@@ -23,6 +23,18 @@ std::string escape_pointer(const std::string& key) {
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string path)
     : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
 
+void check_input_file(const std::string& file, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (!fs::exists(st)) throw InputError(file, "", "cannot open the file: it is missing or unreadable");
+  // A folder, a device such as /dev/zero or a pipe would be read for ever.
+  if (!fs::is_regular_file(st)) throw InputError(file, "", "expected " + what + ", a regular file");
+  const uintmax_t size = fs::file_size(file, ec);
+  if (ec || size > kMaxInputFileBytes)
+    throw InputError(file, "", fmt::format("expected {} of at most {} MiB", what, kMaxInputFileBytes >> 20));
+}
+
 nlohmann::json JsonReader::parse_text(const std::string& text, const std::string& file, const std::string& where) {
   // The depth limit keeps hostile input from exhausting the stack in the
   // recursive copies and dumps that follow parsing.
@@ -43,8 +55,7 @@ nlohmann::json JsonReader::parse_text(const std::string& text, const std::string
 }
 
 nlohmann::json JsonReader::parse_file(const std::string& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw InputError(file, "", "expected a JSON file, not a folder");
+  check_input_file(file, "a JSON file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open the file: it is missing or unreadable");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

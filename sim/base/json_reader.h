@@ -16,6 +16,13 @@
 
 namespace gossipsim {
 
+// The largest input file gossipsim reads (scenario, topology, replay).
+inline constexpr uintmax_t kMaxInputFileBytes = uintmax_t(512) << 20;
+
+// Refuses, as an InputError naming `file`, anything but an existing regular
+// file of at most kMaxInputFileBytes; `what` says what was expected.
+void check_input_file(const std::string& file, const std::string& what);
+
 class JsonReader {
  public:
   JsonReader(const nlohmann::json& value, std::string file, std::string path = "");

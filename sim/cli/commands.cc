@@ -12,6 +12,7 @@
 #include "analysis/writers.h"
 #include "sim/dataset_info.h"
 #include "sim/network.h"
+#include "sim/replay.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -245,74 +246,9 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
   return 0;
 }
 
-namespace {
-// The largest transfer a replay may hold: 1 TB.
-constexpr int64_t kMaxReplayBytes = 1'000'000'000'000;
-}  // namespace
-
 int replay_command(const std::string& file, const std::string& out) {
-  if (!out.empty() && fs::is_directory(out)) throw InputError("--out " + out, "", "a CSV file path, not a folder");
-  nlohmann::json doc = JsonReader::parse_file(file);
-  JsonReader r(doc, file);
-  r.expect_object();
-  uint64_t seed = static_cast<uint64_t>(r.integer("seed", 1));
-  LinkDefaults defaults;
-  if (auto n = r.child("network")) defaults = parse_network(*n).links;
-  Topology topo = build_topology(r.at("topology"), defaults, Streams(seed));
-  Simulator sim;
-  Network net(sim, topo);
-  struct Row {
-    FlowRecord rec;
-    bool control = false;
-  };
-  JsonReader list = r.at("transfers");
-  std::vector<Row> rows(list.array_size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    JsonReader t = list.element(i);
-    // Ranges are checked on the 64-bit values, before any narrowing.
-    const int64_t src64 = t.integer("src"), dst64 = t.integer("dst");
-    t.require(src64 >= 0 && src64 < topo.node_count(), "src", fmt::format("a node id in [0, {})", topo.node_count()));
-    t.require(dst64 >= 0 && dst64 < topo.node_count() && dst64 != src64, "dst",
-              fmt::format("a node id in [0, {}) other than src", topo.node_count()));
-    const NodeId src = static_cast<NodeId>(src64), dst = static_cast<NodeId>(dst64);
-    int64_t size = t.integer("bytes", 0);
-    t.require(size >= 0 && size <= kMaxReplayBytes, "bytes", fmt::format("an integer in [0, {}]", kMaxReplayBytes));
-    double start = t.number("start_s", 0.0);
-    t.require(start >= 0 && start <= kMaxVirtualSeconds, "start_s",
-              fmt::format("a number of seconds in [0, {:g}]", kMaxVirtualSeconds));
-    bool control = t.boolean("control", false);
-    t.done();
-    // Alone on its route the transfer would take this long; sharing only
-    // slows it by the number of flows, so this bounds what time can reach.
-    const double alone = net.route(src, dst).latency.seconds() +
-                         (control ? 0.0 : static_cast<double>(size) / net.route(src, dst).bottleneck.bytes_per_second());
-    t.require(start + alone * static_cast<double>(rows.size()) <= kMaxVirtualSeconds, "bytes",
-              fmt::format("a transfer that ends within {:g} virtual seconds (this one takes {:.4g} s alone on its "
-                          "route)",
-                          kMaxVirtualSeconds, alone));
-    rows[i].control = control;
-    rows[i].rec.src = src;
-    rows[i].rec.dst = dst;
-    rows[i].rec.size = bytes(size);
-    rows[i].rec.start = seconds(start);
-    sim.schedule_at(seconds(start), [&, i, src, dst, size, control] {
-      if (control) {
-        net.send_control(src, dst, [&, i] { rows[i].rec.finish = sim.now(); });
-      } else {
-        net.start_flow(src, dst, bytes(size), [&, i](const FlowRecord& f) { rows[i].rec = f; });
-      }
-    });
-  }
-  r.string("description", "");
-  r.done();
-  sim.run();
-  std::string csv = "id,src,dst,bytes,kind,start_s,finish_s,duration_s\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const FlowRecord& f = rows[i].rec;
-    csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", i, f.src, f.dst, f.size.count,
-                       rows[i].control ? "control" : "flow", f.start.seconds(), f.finish.seconds(),
-                       (f.finish - f.start).seconds());
-  }
+  if (!out.empty()) check_output_file(out, "--out");
+  const std::string csv = replay_transfers(JsonReader::parse_file(file), file);
   if (out.empty()) std::cout << csv;
   else write_file_atomically(out, csv);
   return 0;
