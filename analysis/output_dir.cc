@@ -117,22 +117,6 @@ void OutputDir::commit() {
   if (!aside.empty()) fs::remove_all(aside, ec);
 }
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + tmp.string());
-    }
-  }
-  fs::rename(tmp, path);
-}
-
 void write_result_marker(const fs::path& dir, const std::string& kind, nlohmann::json extra) {
   nlohmann::json marker = std::move(extra);
   if (!marker.is_object()) marker = nlohmann::json::object();

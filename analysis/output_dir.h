@@ -27,6 +27,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/atomic_file.h"
+
 namespace gossipsim {
 
 inline constexpr const char* kResultMarker = ".gossipsim";
@@ -60,6 +62,8 @@ class OutputDir {
   const std::filesystem::path& final_path() const { return final_; }
   const std::filesystem::path& staging() const { return staging_; }
   std::filesystem::path file(const std::string& name) const { return staging_ / name; }
+  // Adds to the marker written at commit() (e.g. {"complete": false}).
+  void mark(const nlohmann::json& extra) { marker_.update(extra); }
   void commit();
 
  private:
@@ -68,9 +72,6 @@ class OutputDir {
   nlohmann::json marker_;
   bool committed_ = false;
 };
-
-// Writes `text` to `path` through a temporary file and a rename.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 // Writes the marker of a result folder written in place (sweeps, plots).
 void write_result_marker(const std::filesystem::path& dir, const std::string& kind,

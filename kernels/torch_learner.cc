@@ -6,6 +6,7 @@
 #include <cmath>
 #include <future>
 #include <mutex>
+#include <sstream>
 
 #include "kernels/allocator.h"
 #include "kernels/dataset.h"
@@ -13,6 +14,7 @@
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
+#include "sim/base/binary_io.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -201,7 +203,96 @@ class TorchLearner : public Learner {
     return result;
   }
 
+  std::string save_state() override {
+    chains_->drain();
+    BinaryWriter w;
+    w.put<uint32_t>(kStateMagic);
+    w.put<int64_t>(node_count());
+    for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) put_tensor(w, *t);
+    for (const Sampler& sm : samplers_) {
+      w.put_string(rng_text(sm.rng));
+      w.put_string(rng_text(sm.augment_rng));
+      w.put_vector(sm.order);
+      w.put<uint64_t>(sm.position);
+      w.put<int64_t>(sm.steps);
+    }
+    return w.bytes();
+  }
+
+  void load_state(const std::string& bytes) override {
+    chains_->drain();
+    BinaryReader r(bytes, "learner state");
+    if (r.get<uint32_t>() != kStateMagic || r.get<int64_t>() != node_count()) r.fail();
+    for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) get_tensor(r, *t);
+    for (Sampler& sm : samplers_) {
+      set_rng(sm.rng, r.get_string());
+      set_rng(sm.augment_rng, r.get_string());
+      sm.order = r.get_vector<int64_t>();
+      sm.position = r.get<uint64_t>();
+      sm.steps = r.get<int64_t>();
+      if (sm.position > sm.order.size()) r.fail();
+    }
+    if (!r.at_end()) r.fail();
+  }
+
+  std::string save_snapshot(const ModelSnapshot& snapshot) override {
+    const auto& s = static_cast<const TorchSnapshot&>(snapshot);
+    s.wait();
+    BinaryWriter w;
+    put_tensor(w, s.params);
+    put_tensor(w, s.buffers);
+    return w.bytes();
+  }
+
+  SnapshotPtr load_snapshot(const std::string& bytes) override {
+    auto s = std::make_shared<TorchSnapshot>();
+    BinaryReader r(bytes, "snapshot");
+    s->params = store_->params[0].clone();
+    s->buffers = store_->buffers[0].clone();
+    get_tensor(r, s->params);
+    get_tensor(r, s->buffers);
+    std::promise<void> done;
+    done.set_value();
+    s->ready = done.get_future().share();
+    chains_->open(*s);
+    return s;
+  }
+
  private:
+  static constexpr uint32_t kStateMagic = 0x67736c31;  // "gsl1"
+
+  static void put_tensor(BinaryWriter& w, const torch::Tensor& t) {
+    if (!t.defined()) {
+      w.put<int64_t>(-1);
+      return;
+    }
+    auto c = t.to(torch::kCPU).contiguous();
+    w.put<int64_t>(c.numel());
+    w.put_raw(c.data_ptr<float>(), c.numel() * sizeof(float));
+  }
+  // Into a tensor of the same size, in place (it keeps its device).
+  static void get_tensor(BinaryReader& r, torch::Tensor& t) {
+    const int64_t n = r.get<int64_t>();
+    if (!t.defined()) {
+      if (n != -1) r.fail();
+      return;
+    }
+    if (n != t.numel()) r.fail();
+    auto c = torch::empty({n}, torch::kFloat32);
+    r.get_raw(c.data_ptr<float>(), n * sizeof(float));
+    t.copy_(c.view(t.sizes()));
+  }
+  static std::string rng_text(const Rng& rng) {
+    std::ostringstream out;
+    out << rng;
+    return out.str();
+  }
+  static void set_rng(Rng& rng, const std::string& text) {
+    std::istringstream in(text);
+    in >> rng;  // sets failbit at the end of the text even when it read the state whole
+    if (rng_text(rng) != text) throw InputError("learner state", "", "expected a random stream's state");
+  }
+
   struct Sampler {
     Rng rng, augment_rng;
     std::vector<int64_t> order;

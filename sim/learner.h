@@ -61,6 +61,16 @@ class Learner {
   virtual double kernel_seconds() const = 0;  // wall time spent inside kernels so far
   virtual double evaluation_seconds() const { return 0; }  // the part of it spent evaluating
   virtual std::vector<std::vector<int64_t>> label_histogram() const { return {}; }
+
+  // Checkpoints (sim/checkpoint.h). The whole state, once every operation
+  // asked for so far has run: every node's parameters, momentum and buffers,
+  // and what its data sampler has drawn. load_state() puts it back into a
+  // learner made by the same factory for the same node count.
+  virtual std::string save_state() = 0;
+  virtual void load_state(const std::string& bytes) = 0;
+  // One snapshot (a model in flight at a checkpoint) as bytes, and back.
+  virtual std::string save_snapshot(const ModelSnapshot& s) = 0;
+  virtual SnapshotPtr load_snapshot(const std::string& bytes) = 0;
 };
 
 // A learner for `nodes` nodes, all from the same initial model. Data are
@@ -87,6 +97,10 @@ class NullLearner : public Learner {
   int64_t batch() const override { return batch_; }
   int64_t train_size() const override { return train_size_; }
   double kernel_seconds() const override { return 0; }
+  std::string save_state() override { return {}; }
+  void load_state(const std::string&) override {}
+  std::string save_snapshot(const ModelSnapshot&) override { return {}; }
+  SnapshotPtr load_snapshot(const std::string&) override { return std::make_shared<ModelSnapshot>(); }
 
  private:
   int nodes_;

@@ -10,6 +10,7 @@
 #include "sim/methods/method.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
+#include "sim/base/error.h"
 
 namespace gossipsim {
 
@@ -29,7 +30,7 @@ nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::js
 
 }  // namespace
 
-MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& learner, const RunOptions& opts) {
+MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& real_learner, const RunOptions& opts) {
   MethodRun run;
   run.method = method;
   run.recorder.trace_enabled = opts.trace;
@@ -37,6 +38,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
 
   Simulator sim;
   Network net(sim, sc.topology);
+  TrackingLearner learner(real_learner);
   MethodContext ctx{sim, net, learner, sc, method, run.recorder};
   Cluster cluster(ctx, learner.node_count());
   auto protocol = make_method(cluster);
@@ -95,8 +97,59 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
   protocol->start();
 
   const Time until = sc.stop.virtual_s > 0 ? seconds(sc.stop.virtual_s) : Time::max();
+  const Time every_checkpoint = opts.checkpoint_every;
+  auto next_checkpoint_after = [&](Time t) {
+    return every_checkpoint > Time::zero() ? every_checkpoint * (t.ns() / every_checkpoint.ns() + 1) : Time::max();
+  };
+  Time next_checkpoint = next_checkpoint_after(Time::zero());
+  auto checkpoint = [&] {
+    collect(pending.size());
+    MethodCheckpoint c;
+    c.label = method.label;
+    c.events = sim.executed();
+    c.now = sim.now();
+    c.iterations = cluster.total_iterations();
+    c.bytes_sent = cluster.bytes_sent();
+    c.transfers = cluster.transfers_done();
+    c.merges = cluster.merges();
+    for (const auto& row : run.recorder.metrics) c.evaluations.push_back(row.eval);
+    c.learner_state = learner.save_state();
+    c.snapshots = learner.save_live_snapshots();
+    opts.on_checkpoint(c);
+    next_checkpoint = next_checkpoint_after(sim.now());
+  };
+
+  if (opts.resume) {
+    // Replay the events up to the checkpoint without kernels, check that the
+    // replay arrived where the checkpoint was taken, then restore.
+    const MethodCheckpoint& c = *opts.resume;
+    learner.set_replaying(true);
+    if (c.events > 0) sim.run(until, [&] { return sim.executed() < c.events; });
+    learner.set_replaying(false);
+    if (sim.executed() != c.events || sim.now() != c.now || cluster.total_iterations() != c.iterations ||
+        cluster.bytes_sent() != c.bytes_sent || cluster.transfers_done() != c.transfers ||
+        cluster.merges() != c.merges || run.recorder.metrics.size() != c.evaluations.size())
+      throw InputError("checkpoint", "", fmt::format("expected the replay of {} to reach the checkpoint ({} events, "
+                                                     "{} virtual s); it did not: the checkpoint belongs to another "
+                                                     "scenario, seed or build",
+                                                     method.label, c.events, c.now.seconds()));
+    learner.load_state(c.learner_state);
+    learner.restore_live_snapshots(c.snapshots);
+    for (size_t i = 0; i < c.evaluations.size(); ++i) {
+      run.recorder.metrics[i].eval = c.evaluations[i];
+      std::promise<Evaluation> ready;
+      ready.set_value(c.evaluations[i]);
+      pending[i] = ready.get_future().share();
+    }
+    collected = c.evaluations.size();
+    next_checkpoint = next_checkpoint_after(sim.now());
+    for (const auto& e : c.evaluations)
+      if (sc.stop.target_accuracy > 0 && e.accuracy >= sc.stop.target_accuracy) reached_target = true;
+  }
+
   uint64_t checks = 0;
-  sim.run(until, [&] {
+  // A run that reached its target at the checkpoint it resumes from has ended.
+  if (!reached_target) sim.run(until, [&] {
     if (sc.stop.epochs > 0 && epochs() >= sc.stop.epochs) {
       stop_reason = "epochs";
       return false;
@@ -105,6 +158,12 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& l
       stop_reason = "wall_s";
       return false;
     }
+    if (opts.interrupted && *opts.interrupted) {
+      if (opts.on_checkpoint) checkpoint();
+      stop_reason = "interrupted";
+      return false;
+    }
+    if (sim.now() >= next_checkpoint && opts.on_checkpoint) checkpoint();
     return true;
   });
   if (run.recorder.metrics.empty() || run.recorder.metrics.back().time != sim.now()) observe();

@@ -8,6 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include <csignal>
+
+#include "sim/checkpoint.h"
 #include "sim/learner.h"
 #include "sim/recorder.h"
 #include "sim/scenario.h"
@@ -17,6 +20,17 @@ namespace gossipsim {
 struct RunOptions {
   bool trace = false;     // keep the Chrome trace events
   bool progress = false;  // report progress on stderr
+  // Checkpoints (sim/checkpoint.h): at the first event at or after every
+  // multiple of `checkpoint_every` of virtual time (zero: never), the run
+  // hands its state to `on_checkpoint`. With `resume`, it first replays its
+  // events up to that checkpoint without kernels and restores the learner.
+  // When `*interrupted` turns true (SIGINT, SIGTERM) the run takes a last
+  // checkpoint after the event in progress and stops with stop_reason
+  // "interrupted". Checkpoints never change what a run computes.
+  Time checkpoint_every = Time::zero();
+  std::function<void(const MethodCheckpoint&)> on_checkpoint;
+  const MethodCheckpoint* resume = nullptr;
+  const volatile std::sig_atomic_t* interrupted = nullptr;
 };
 
 struct MethodRun {

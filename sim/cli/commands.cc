@@ -29,47 +29,6 @@ namespace gossipsim {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-class NullFactory : public LearnerFactory {
- public:
-  NullFactory(Bytes model, int64_t batch, int64_t train) : model_(model), batch_(batch), train_(train) {}
-  std::unique_ptr<Learner> make(int nodes) override {
-    return std::make_unique<NullLearner>(nodes, model_, batch_, train_);
-  }
-
- private:
-  Bytes model_;
-  int64_t batch_, train_;
-};
-
-std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::string& kernels) {
-  const WorkloadSpec& w = sc.workload;
-  if (kernels == "none") {
-    int64_t model = w.model_bytes;
-#ifdef GOSSIPSIM_WITH_TORCH
-    if (model == 0) model = model_state_bytes(w);
-#endif
-    if (model == 0) throw InputError(sc.file, "/workload/model_bytes", "a model size in bytes (built without LibTorch)");
-    int64_t train = w.dataset == "synthetic" ? w.synthetic.train : w.dataset == "cifar100" ? 50000 : 60000;
-    if (w.train_samples > 0) train = std::min(train, w.train_samples);
-    return std::make_unique<NullFactory>(bytes(model), w.batch, train);
-  }
-#ifdef GOSSIPSIM_WITH_TORCH
-  return make_torch_factory(w, sc.seed, sc.eval.test_samples);
-#else
-  throw InputError(sc.file, "", "--kernels none: this build has no LibTorch");
-#endif
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// The checks that need the data or the model's size: the same for run and
-// validate, so that validate refuses everything run would.
 void check_workload(const Scenario& sc, const std::string& kernels) {
   if (kernels == "none") return;
   const DatasetInfo data = inspect_dataset(sc.workload, sc.file);
@@ -83,58 +42,15 @@ void check_workload(const Scenario& sc, const std::string& kernels) {
   check_memory(sc, model, static_cast<int64_t>(4.0 * features * static_cast<double>(data.train + data.test)));
 }
 
-nlohmann::json histogram_json(const std::vector<std::vector<int64_t>>& h) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& row : h) j.push_back(row);
-  return j;
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
 }
 
 }  // namespace
-
-int run_command(const RunCommand& cmd) {
-  Scenario sc = load_scenario(cmd.scenario, cmd.sets);
-  if (cmd.workers > 0) sc.workload.workers = cmd.workers;
-  std::vector<MethodOptions> methods;
-  for (const auto& m : sc.methods)
-    if (cmd.methods.empty() || std::find(cmd.methods.begin(), cmd.methods.end(), m.label) != cmd.methods.end())
-      methods.push_back(m);
-  for (const auto& want : cmd.methods)
-    if (std::none_of(sc.methods.begin(), sc.methods.end(), [&](const auto& m) { return m.label == want; }))
-      throw InputError(cmd.scenario, "/methods", "a method labelled " + want + " (from --methods)");
-
-  check_workload(sc, cmd.kernels);
-  const fs::path out = choose_output(cmd.out.empty() ? fs::path("results") / sc.name : fs::path(cmd.out), "run", cmd.force);
-  OutputDir dir(out, "run", {{"scenario", sc.name}});
-  auto factory = make_factory(sc, cmd.kernels);
-  RunOptions opts;
-  opts.trace = cmd.trace;
-  opts.progress = !cmd.quiet && ::isatty(2);
-
-  nlohmann::json summary = {{"scenario", sc.name},
-                            {"file", cmd.scenario},
-                            {"seed", sc.seed},
-                            {"topology", sc.topology.description},
-                            {"nodes", sc.topology.node_count()},
-                            {"kernels", cmd.kernels},
-                            {"methods", nlohmann::json::array()}};
-  for (const auto& m : methods) {
-    auto learner = factory->make(learner_nodes(sc, m));
-    if (!summary.contains("label_histogram") && m.name != "single")
-      summary["label_histogram"] = histogram_json(learner->label_histogram());
-    MethodRun r = run_method(sc, m, *learner, opts);
-    write_method_outputs(dir.staging() / m.label, r);
-    summary["methods"].push_back(r.summary);
-    if (!opts.progress && !cmd.quiet)
-      fmt::print(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n", m.label,
-                 r.summary["virtual_s"].get<double>(), r.summary["epochs"].get<double>(),
-                 r.summary["final_accuracy"].dump(), r.summary["wall_s"].get<double>());
-  }
-  std::ofstream(dir.file("scenario.json")) << sc.document.dump(2) << "\n";
-  std::ofstream(dir.file("summary.json")) << summary.dump(2) << "\n";
-  dir.commit();
-  fmt::print("{}\n", out.string());
-  return 0;
-}
 
 namespace {
 

@@ -17,9 +17,16 @@ struct RunCommand {
   bool quiet = false;
   bool force = false;                // replace an earlier result at --out
   int workers = 0;                   // 0: the scenario's /workload/workers
+  double checkpoint_every = 0;       // virtual seconds between checkpoints; 0: only on SIGINT/SIGTERM
+  std::string resume;                // a result folder whose run to resume (its checkpoint lies beside it)
 };
 
 int run_command(const RunCommand& cmd);
+
+// The checks that need the data or the model's size, shared by run and
+// validate so that validate refuses everything run would.
+struct Scenario;
+void check_workload(const Scenario& sc, const std::string& kernels);
 
 struct SweepCommand {
   std::string sweep;

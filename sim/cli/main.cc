@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
 
   RunCommand run;
   auto* run_cmd = app.add_subcommand("run", "Run every method of a scenario and write curves and summaries");
-  run_cmd->add_option("scenario", run.scenario, "Scenario JSON file")->required();
+  run_cmd->add_option("scenario", run.scenario, "Scenario JSON file (not with --resume)");
   run_cmd->add_option("--out", run.out, "Results folder (default: results/<scenario name>)");
   run_cmd->add_option("--set", run.sets, "Override a value: /json/pointer=value (repeatable)");
   run_cmd->add_option("--methods", run.methods, "Only these method labels (comma-separated)")->delimiter(',');
@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--workers", run.workers, "Threads stepping nodes (default: the scenario's)");
   run_cmd->add_flag("--trace", run.trace, "Also write trace.json (Chrome trace events) per method");
   run_cmd->add_flag("--quiet", run.quiet, "No progress on stderr");
+  run_cmd->add_option("--checkpoint-every", run.checkpoint_every,
+                      "Write a checkpoint every this many virtual seconds, beside the results (OUT.checkpoint)");
+  run_cmd->add_option("--resume", run.resume, "Continue the interrupted run whose results folder is this");
   run_cmd->add_flag("--force", run.force,
                     "Replace an earlier gossipsim result at --out (default: write to a fresh numbered folder)");
 
@@ -62,7 +65,11 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*run_cmd) return run_command(run);
+    if (*run_cmd) {
+      if (run.scenario.empty() == run.resume.empty())
+        throw InputError("run", "", "expected a scenario file, or --resume with a results folder (one of the two)");
+      return run_command(run);
+    }
     if (*sweep_cmd) return sweep_command(sweep);
     if (*validate) return validate_command(file, sets, validate_kernels);
     if (*replay) return replay_command(file, out);

@@ -1,0 +1,78 @@
+// Plain little-endian binary records for checkpoints: fixed-size values,
+// strings and vectors, each read back with a bounds check, so that a
+// truncated or foreign file is an InputError, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sim/base/error.h"
+
+namespace gossipsim {
+
+class BinaryWriter {
+ public:
+  template <typename T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put_string(const std::string& s) {
+    put<uint64_t>(s.size());
+    out_ += s;
+  }
+  template <typename T>
+  void put_vector(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    put<uint64_t>(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void put_raw(const void* data, size_t n) { out_.append(static_cast<const char*>(data), n); }
+  const std::string& bytes() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class BinaryReader {
+ public:
+  BinaryReader(const std::string& bytes, std::string what) : in_(bytes), what_(std::move(what)) {}
+  template <typename T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  std::string get_string() {
+    const uint64_t n = get<uint64_t>();
+    return std::string(take(n), n);
+  }
+  template <typename T>
+  std::vector<T> get_vector() {
+    const uint64_t n = get<uint64_t>();
+    if (n > in_.size() / sizeof(T) + 1) fail();
+    std::vector<T> v(n);
+    std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    return v;
+  }
+  void get_raw(void* data, size_t n) { std::memcpy(data, take(n), n); }
+  bool at_end() const { return at_ == in_.size(); }
+  [[noreturn]] void fail() const { throw InputError(what_, "", "expected a whole checkpoint (this one is cut short or foreign)"); }
+
+ private:
+  const char* take(size_t n) {
+    if (n > in_.size() - at_) fail();
+    const char* p = in_.data() + at_;
+    at_ += n;
+    return p;
+  }
+  const std::string& in_;
+  std::string what_;
+  size_t at_ = 0;
+};
+
+}  // namespace gossipsim

@@ -1,0 +1,194 @@
+// Checkpoints and resume, over every method: a run resumed from any of its
+// checkpoints (written to files and read back) writes the same CSVs, byte
+// for byte, as the run that was never interrupted, and taking checkpoints
+// changes nothing. The learner here keeps one number per node, so that a
+// model in flight that was not restored, or restored into the wrong
+// transfer, changes the evaluations.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/writers.h"
+#include "sim/base/binary_io.h"
+#include "sim/checkpoint.h"
+#include "sim/runner.h"
+#include "test_util.h"
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// x_n += 1 + n/10 each step; merges as the Learner contract says;
+// evaluations report the mean, min, max and spread of the x_n.
+class ToyLearner : public Learner {
+ public:
+  explicit ToyLearner(int nodes) : x_(nodes, 0.0) {}
+  int node_count() const override { return static_cast<int>(x_.size()); }
+  Bytes model_bytes() const override { return bytes(200'000); }
+  void step(NodeId n) override { x_[n] += 1 + n / 10.0; }
+  SnapshotPtr snapshot(NodeId n) override { return std::make_shared<Value>(x_[n]); }
+  void merge(NodeId r, const SnapshotPtr& s, double w_self, double w_other) override {
+    x_[r] = (w_self * x_[r] + w_other * static_cast<const Value&>(*s).x) / (w_self + w_other);
+  }
+  void average_all() override {
+    double m = 0;
+    for (double v : x_) m += v / x_.size();
+    std::fill(x_.begin(), x_.end(), m);
+  }
+  PendingEvaluation evaluate_async(bool per_node) override {
+    Evaluation e;
+    e.per_node = per_node;
+    e.node_accuracy_min = *std::min_element(x_.begin(), x_.end());
+    e.node_accuracy_max = *std::max_element(x_.begin(), x_.end());
+    for (double v : x_) e.accuracy += v / x_.size();
+    for (double v : x_) e.consensus += (v - e.accuracy) * (v - e.accuracy) / x_.size();
+    e.loss = x_[0];
+    std::promise<Evaluation> p;
+    p.set_value(e);
+    return p.get_future().share();
+  }
+  int64_t batch() const override { return 8; }
+  int64_t train_size() const override { return 4000; }
+  double kernel_seconds() const override { return 0; }
+  std::string save_state() override {
+    BinaryWriter w;
+    w.put_vector(x_);
+    return w.bytes();
+  }
+  void load_state(const std::string& b) override {
+    BinaryReader r(b, "toy");
+    x_ = r.get_vector<double>();
+  }
+  std::string save_snapshot(const ModelSnapshot& s) override {
+    BinaryWriter w;
+    w.put(static_cast<const Value&>(s).x);
+    return w.bytes();
+  }
+  SnapshotPtr load_snapshot(const std::string& b) override {
+    BinaryReader r(b, "toy snapshot");
+    return std::make_shared<Value>(r.get<double>());
+  }
+
+ private:
+  struct Value : ModelSnapshot {
+    explicit Value(double v) : x(v) {}
+    double x;
+  };
+  std::vector<double> x_;
+};
+
+nlohmann::json wan(const std::string& method) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "name": "checkpoints", "seed": 7,
+    "topology": {"generator": "complete", "nodes": 5},
+    "network": {"access": {"up_mbps": {"dist": "empirical", "values": [5, 50]},
+                           "down_mbps": {"dist": "empirical", "values": [10, 100]}},
+                "links": {"latency_ms": {"dist": "uniform", "min": 10, "max": 80}}},
+    "compute": {"iteration_ms": {"dist": "uniform", "min": 20, "max": 60}, "jitter": 0.1},
+    "workload": {"dataset": "synthetic", "model": "mlp"},
+    "methods": [], "stop": {"virtual_s": 12}, "eval": {"every_s": 1}
+  })");
+  j["methods"].push_back(nlohmann::json::parse(method));
+  return j;
+}
+
+// The three CSVs of a run, concatenated.
+std::string csvs(const MethodRun& r, const fs::path& dir) {
+  fs::create_directories(dir);
+  write_metrics_csv(dir / "m.csv", r);
+  write_transfers_csv(dir / "t.csv", r);
+  write_nodes_csv(dir / "n.csv", r);
+  std::string all;
+  for (const char* f : {"m.csv", "t.csv", "n.csv"}) {
+    std::ifstream in(dir / f);
+    all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  return all;
+}
+
+class EveryMethodResumes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryMethodResumes, FromAnyCheckpointToTheSameBytes) {
+  const fs::path tmp = fs::temp_directory_path() / ("gossipsim-ckpt-" + std::to_string(::getpid()));
+  Scenario sc = test::scenario_from(wan(GetParam()));
+  const MethodOptions& m = sc.methods[0];
+  const int nodes = learner_nodes(sc, m);
+
+  ToyLearner plain_learner(nodes);
+  const std::string plain = csvs(run_method(sc, m, plain_learner, RunOptions{}), tmp / "plain");
+
+  std::vector<MethodCheckpoint> taken;
+  ToyLearner learner(nodes);
+  RunOptions with;
+  with.checkpoint_every = seconds(2.5);
+  with.on_checkpoint = [&](const MethodCheckpoint& c) { taken.push_back(c); };
+  EXPECT_EQ(csvs(run_method(sc, m, learner, with), tmp / "with"), plain) << "checkpoints changed the run";
+  ASSERT_GE(taken.size(), 4u);
+
+  bool some_in_flight = false;
+  for (size_t i = 0; i < taken.size(); ++i) {
+    SCOPED_TRACE("checkpoint " + std::to_string(i));
+    // Through the files, as a resumed process reads them.
+    const fs::path dir = tmp / ("c" + std::to_string(i));
+    fs::create_directories(dir);
+    write_method_checkpoint(dir, taken[i]);
+    const MethodCheckpoint c = read_method_checkpoint(dir);
+    EXPECT_GE(c.now, seconds(2.5 * (i + 1)));
+    some_in_flight |= !c.snapshots.empty();
+    ToyLearner fresh(nodes);
+    RunOptions resume;
+    resume.resume = &c;
+    EXPECT_EQ(csvs(run_method(sc, m, fresh, resume), dir / "out"), plain);
+  }
+  if (m.name != "single" && m.name != "allreduce") EXPECT_TRUE(some_in_flight) << "no model was in flight";
+  fs::remove_all(tmp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, EveryMethodResumes,
+                         ::testing::Values(R"("gossip")", R"("gossip-overlap")", R"("gossip-scheduled")",
+                                           R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
+                                           R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
+                                           R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
+                                           R"("allreduce")", R"("single")"));
+
+TEST(Checkpoint, AReplayThatDoesNotArriveIsRefused) {
+  Scenario sc = test::scenario_from(wan(R"("gossip-overlap")"));
+  std::vector<MethodCheckpoint> taken;
+  ToyLearner learner(5);
+  RunOptions with;
+  with.checkpoint_every = seconds(3);
+  with.on_checkpoint = [&](const MethodCheckpoint& c) { taken.push_back(c); };
+  run_method(sc, sc.methods[0], learner, with);
+  ASSERT_FALSE(taken.empty());
+  MethodCheckpoint wrong = taken[0];
+  wrong.transfers += 1;  // as if written by another scenario or build
+  ToyLearner fresh(5);
+  RunOptions resume;
+  resume.resume = &wrong;
+  try {
+    run_method(sc, sc.methods[0], fresh, resume);
+    FAIL() << "resumed from a checkpoint it did not reach";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected the replay of gossip-overlap to reach the checkpoint"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Checkpoint, ACutShortFileIsAnInputError) {
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-ckpt-cut-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  MethodCheckpoint c;
+  c.label = "x";
+  c.snapshots = {{3, std::string(100, 'a')}};
+  write_method_checkpoint(dir, c);
+  std::filesystem::resize_file(dir / "snapshots.bin", 50);
+  EXPECT_THROW(read_method_checkpoint(dir), InputError);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gossipsim
