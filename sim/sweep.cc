@@ -106,8 +106,8 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   for (size_t p = 0; p < sweep.size(); ++p) {
     fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
     if (!fs::exists(summary)) continue;
-    std::ifstream in(summary);
-    nlohmann::json s = nlohmann::json::parse(in);
+    nlohmann::json s = JsonReader::parse_file(summary.string());
+    try {
     nlohmann::json v = sweep.values(p);
     std::string prefix = std::to_string(p);
     for (const auto& a : sweep.axes) {
@@ -130,6 +130,9 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
       if (targets.empty()) csv += common + ",,\n";
       for (auto it = targets.begin(); it != targets.end(); ++it)
         csv += common + "," + it.key() + "," + (it.value().is_null() ? "" : num(it.value()["virtual_s"])) + "\n";
+    }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(summary.string(), "", std::string("expected a summary written by gossipsim run: ") + e.what());
     }
   }
   return csv;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "sim/base/json_reader.h"
 #include "test_util.h"
@@ -45,6 +46,9 @@ class SchemaCheck {
                 (t == "number" && v.is_number()) || (t == "integer" && v.is_number_integer());
       if (!ok) return false;
     }
+    if (v.is_string() && s.contains("pattern") &&
+        !std::regex_search(v.get<std::string>(), std::regex(s["pattern"].get<std::string>(), std::regex::ECMAScript)))
+      return false;
     if (v.is_number()) {
       double x = v.get<double>();
       if (s.contains("minimum") && x < s["minimum"].get<double>()) return false;
@@ -120,6 +124,15 @@ std::vector<Bad> bad_cases() {
       {"/colour", "blue", "test.json: /colour: unknown key"},
       {"/methods/1/selection", "fastest", "/methods/1/selection: expected one of min-finish"},
       {"/methods/1/ewma", 0, "/methods/1/ewma: expected a number in (0, 1]"},
+      {"/name", "../up", "test.json: /name: expected a name usable as a folder name"},
+      {"/name", "a/b", "test.json: /name: expected a name usable as a folder name"},
+      {"/name", "..", "test.json: /name: expected a name usable as a folder name"},
+      {"/methods/1/label", "x\\y", "/methods/1/label: expected a name usable as a folder name"},
+      {"/stop/virtual_s", 1e300, "/stop/virtual_s: expected at most 1e+09 virtual seconds"},
+      {"/workload/model_bytes", 1e15, "/workload/model_bytes: expected an integer in [0, 1e11]"},
+      {"/limits/nodes", 0, "/limits/nodes: expected an integer in [1, 1e8]"},
+      {"/limits/memory_gb", 0, "/limits/memory_gb: expected a number > 0"},
+      {"/limits/cores", 2, "/limits/cores: unknown key"},
   };
 }
 

@@ -86,7 +86,12 @@ int sweep_command(const SweepCommand& cmd) {
   auto [shard, shards] = parse_shard(cmd.shard);
   const fs::path out = cmd.out.empty() ? fs::path("results") / sweep.name : fs::path(cmd.out);
   prepare_sweep_folder(out, sweep, cmd.force);
-  auto point_done = [&](size_t p) { return fs::exists(out / "points" / std::to_string(p) / "summary.json"); };
+  // A point is done when its run finished: an interrupted one (marked
+  // incomplete) runs again.
+  auto point_done = [&](size_t p) {
+    auto marker = read_result_marker(out / "points" / std::to_string(p));
+    return marker && marker->value("complete", true);
+  };
   auto mark = [&](bool complete) {
     write_result_marker(out, "sweep", {{"name", sweep.name}, {"points", sweep.size()}, {"complete", complete}});
   };
@@ -198,6 +203,9 @@ int plot_command(const std::vector<std::string>& results, const std::string& out
                                                  : "a folder written by gossipsim run or gossipsim sweep (it does not exist)");
     if ((*marker)["kind"] == "sweep" && !marker->value("complete", false))
       throw InputError(r, "", "a finished sweep (this one has points still to run or failed; run the sweep again)");
+    if ((*marker)["kind"] == "run" && !marker->value("complete", true))
+      fmt::print(stderr, "gossipsim: note: {} is an interrupted run (gossipsim run --resume {} finishes it); "
+                         "plotting what was done\n", r, r);
   }
   if (!out.empty()) {
     check_folder_path(out, "--out");
