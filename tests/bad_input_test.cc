@@ -17,11 +17,7 @@ namespace gossipsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code;
-  std::string out;
-};
+using test::Result;
 
 class BadInput : public ::testing::Test {
  protected:

@@ -13,11 +13,7 @@ namespace gossipsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code;
-  std::string out;
-};
+using test::Result;
 
 Result gossipsim(const std::string& args) {
   Result r;

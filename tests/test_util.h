@@ -18,6 +18,12 @@ inline Topology topology_from(const std::string& json, const LinkDefaults& d = {
   return build_topology(JsonReader(j, "test"), d, Streams(seed));
 }
 
+// What a command exited with and printed (stderr too).
+struct Result {
+  int code;
+  std::string out;
+};
+
 // Runs a shell command; returns its exit code and what it printed (stderr too).
 inline int run_shell(const std::string& command, std::string* output = nullptr) {
   FILE* p = popen((command + " 2>&1").c_str(), "r");
