@@ -36,21 +36,56 @@ void check_input_file(const std::string& file, const std::string& what) {
 }
 
 nlohmann::json JsonReader::parse_text(const std::string& text, const std::string& file, const std::string& where) {
-  // The depth limit keeps hostile input from exhausting the stack in the
-  // recursive copies and dumps that follow parsing.
-  auto guard = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > kMaxJsonDepth)
-      throw InputError(file, where, fmt::format("expected JSON nested at most {} levels deep", kMaxJsonDepth));
+  // The parser reports each value as it is read; keeping the JSON pointer of
+  // the value being read lets an error (a syntax error, a number no double
+  // holds) name where it is. The depth limit keeps hostile input from
+  // exhausting the stack in the recursive copies and dumps after parsing.
+  struct Frame {
+    bool array;
+    std::string key;
+    size_t index = 0;
+  };
+  std::vector<Frame> frames;
+  auto pointer = [&] {
+    std::string p = where;
+    for (const auto& f : frames) p += "/" + (f.array ? std::to_string(f.index) : escape_pointer(f.key));
+    return p;
+  };
+  auto value_done = [&] {
+    if (!frames.empty() && frames.back().array) ++frames.back().index;
+  };
+  using Event = nlohmann::json::parse_event_t;
+  auto track = [&](int depth, Event event, nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (depth > kMaxJsonDepth)
+          throw InputError(file, pointer(), fmt::format("expected JSON nested at most {} levels deep", kMaxJsonDepth));
+        frames.push_back({event == Event::array_start, "", 0});
+        break;
+      case Event::key:
+        frames.back().key = parsed.get<std::string>();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        frames.pop_back();
+        value_done();
+        break;
+      case Event::value:
+        value_done();
+        break;
+    }
     return true;
   };
   try {
-    return nlohmann::json::parse(text, guard, true, /*ignore_comments=*/true);
+    return nlohmann::json::parse(text, track, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(file, where.empty() ? fmt::format("byte {}", e.byte) : where,
+    const std::string at = pointer();
+    throw InputError(file, at.empty() ? fmt::format("byte {}", e.byte) : at + fmt::format(" (byte {})", e.byte),
                      "expected valid JSON: " + std::string(e.what()));
   } catch (const nlohmann::json::exception& e) {
     // e.g. out_of_range 406: a number such as 1e400 that no double holds.
-    throw InputError(file, where, "expected valid JSON with finite numbers: " + std::string(e.what()));
+    throw InputError(file, pointer(), "expected valid JSON with finite numbers: " + std::string(e.what()));
   }
 }
 
