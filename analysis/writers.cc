@@ -57,6 +57,19 @@ void write_nodes_csv(const fs::path& file, const MethodRun& run) {
   }
 }
 
+void write_events_csv(const fs::path& file, const MethodRun& run) {
+  auto out = fmt::output_file(file.string());
+  out.print("method,time_s,kind,target,value\n");
+  auto quoted = [](const std::string& cell) {
+    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+    std::string q = "\"";
+    for (char c : cell) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const auto& e : run.recorder.network_events)
+    out.print("{},{},{},{},{:.9g}\n", run.method.label, seconds_text(e.time), e.kind, quoted(e.target), e.value);
+}
+
 void write_trace_json(const fs::path& file, const MethodRun& run) {
   auto out = fmt::output_file(file.string());
   static const char* tracks[] = {"compute", "send", "receive"};
@@ -100,6 +113,7 @@ void write_method_outputs(const fs::path& dir, const MethodRun& run) {
   write_metrics_csv(dir / "metrics.csv", run);
   write_transfers_csv(dir / "transfers.csv", run);
   write_nodes_csv(dir / "nodes.csv", run);
+  write_events_csv(dir / "events.csv", run);
   if (run.recorder.trace_enabled) write_trace_json(dir / "trace.json", run);
   std::ofstream(dir / "summary.json") << run.summary.dump(2) << "\n";
 }

@@ -10,6 +10,9 @@
 //                  fields: the run ended before the merge)
 //   nodes.csv      method, node, compute_s, idle_s, communicating_s,
 //                  iterations, sent, received
+//   events.csv     method, time_s, kind, target, value: what happened to the
+//                  network (kind capacity: a profile's value applied to a
+//                  link or access link, in Mbit/s)
 // Times are virtual seconds with nanosecond precision.
 #pragma once
 
@@ -23,6 +26,7 @@ namespace gossipsim {
 void write_metrics_csv(const std::filesystem::path& file, const MethodRun& run);
 void write_transfers_csv(const std::filesystem::path& file, const MethodRun& run);
 void write_nodes_csv(const std::filesystem::path& file, const MethodRun& run);
+void write_events_csv(const std::filesystem::path& file, const MethodRun& run);
 void write_trace_json(const std::filesystem::path& file, const MethodRun& run);
 // All of the above (trace only when recorded) and summary.json, into `dir`.
 void write_method_outputs(const std::filesystem::path& dir, const MethodRun& run);

@@ -1,5 +1,6 @@
 #include "sim/cluster.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace gossipsim {
@@ -11,6 +12,13 @@ Cluster::Cluster(const MethodContext& ctx, int nodes)
   for (NodeId n = 0; n < nodes; ++n) {
     Rng speed = streams.stream("compute-speed", n);
     nodes_[n].base = milliseconds(ctx.scenario.compute.iteration_ms.sample(speed));
+    const ComputeOverrides& o = ctx.scenario.compute.overrides;
+    if (!o.empty() && n < static_cast<NodeId>(o.iteration_ms.size())) {
+      if (!std::isnan(o.iteration_ms[n])) nodes_[n].base = milliseconds(o.iteration_ms[n]);
+      nodes_[n].jitter = std::isnan(o.jitter[n]) ? jitter_ : o.jitter[n];
+    } else {
+      nodes_[n].jitter = jitter_;
+    }
     if (nodes_[n].base <= Time::zero()) nodes_[n].base = nanoseconds(1);
     nodes_[n].jitter_rng = streams.stream("compute-jitter", n);
     nodes_[n].choice_rng = streams.stream("peer-choice", n);
@@ -21,9 +29,9 @@ void Cluster::iterate(NodeId n, std::function<void()> then, bool run_kernel) {
   Node& node = nodes_[n];
   if (node.computing) throw std::logic_error("a node started an iteration while computing");
   Time duration = node.base;
-  if (jitter_ > 0) {
+  if (node.jitter > 0) {
     double u = 2 * uniform01(node.jitter_rng) - 1;
-    duration = Time::ns(std::max<int64_t>(1, std::llround(node.base.ns() * (1 + jitter_ * u))));
+    duration = Time::ns(std::max<int64_t>(1, std::llround(node.base.ns() * (1 + node.jitter * u))));
   }
   node.computing = true;
   node.iteration_start = now();

@@ -83,6 +83,7 @@ class Cluster {
     Time iteration_start;
     std::vector<Pending> inbox;
     double weight = 1;  // gosgd
+    double jitter = 0;  // the scenario's, or this node's override
     int outgoing = 0, incoming = 0;
     Time comm_since, comm_total, compute_total;
     int64_t iterations = 0, sent = 0, received = 0;

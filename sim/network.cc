@@ -307,7 +307,12 @@ void Network::resolve(const std::vector<int>& seeds) {
         f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
         f.updated = now;
         f.rate = share;
-        set_finish(s, now + std::llround(f.remaining * 1e9 / share));
+        if (share > 0) {
+          set_finish(s, now + std::llround(f.remaining * 1e9 / share));
+        } else {  // stalled on a resource of capacity 0: no finish until it comes back
+          f.finish = -1;
+          ++f.version;
+        }
       }
       const int* route = f.resources();
       for (int k = 0; k < f.length; ++k) {
@@ -318,6 +323,22 @@ void Network::resolve(const std::vector<int>& seeds) {
     }
   }
   reschedule();
+}
+
+void Network::set_capacity(std::vector<int> resources, double bytes_per_second) {
+  for (int r : resources) resources_[r].capacity = bytes_per_second;
+  resolve(resources);
+}
+
+void Network::set_access_capacity(NodeId n, bool up, Rate capacity) {
+  set_capacity({up ? uplink(n) : downlink(n)}, capacity.bytes_per_second());
+}
+
+void Network::set_link_capacity(Vertex a, Vertex b, Rate capacity) {
+  auto it = edge_index_.find(key(a, b));
+  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
+  const int first = 2 * topology_.node_count() + 2 * static_cast<int>(it->second);
+  set_capacity({first, first + 1}, capacity.bytes_per_second());
 }
 
 void Network::reschedule() {

@@ -63,6 +63,16 @@ class Network {
   // What a transfer of `size` would take alone on its route.
   Time nominal_time(NodeId src, NodeId dst, Bytes size);
 
+  // Time-varying capacities (sim/wan.h): a resource's capacity changes now.
+  // Like a flow's start or end, only the flows connected to it are re-solved
+  // and their finish times moved. At capacity 0 its flows stall: they keep
+  // their bytes and drain again once the capacity comes back.
+  void set_access_capacity(NodeId n, bool up, Rate capacity);
+  void set_link_capacity(Vertex a, Vertex b, Rate capacity);  // both directions of the link a-b
+  Rate access_capacity(NodeId n, bool up) const {
+    return Rate::bytes_per_second(resources_[up ? uplink(n) : downlink(n)].capacity);
+  }
+
   size_t active_flows() const { return live_; }
   // Current max-min rate of a draining flow (0 while in its latency phase).
   Rate rate(FlowId id) const;
@@ -112,6 +122,7 @@ class Network {
   const Route& build_route(NodeId src, NodeId dst, const std::vector<Vertex>& pred);
   void activate(uint32_t slot);
   void resolve(const std::vector<int>& seeds);
+  void set_capacity(std::vector<int> resources, double bytes_per_second);
   void on_completion_event();
   void reschedule();
   void set_finish(uint32_t slot, int64_t finish);

@@ -30,6 +30,15 @@ struct TransferRow {
   int64_t sender_iterations_at_snapshot = 0, sender_iterations_at_merge = 0;
 };
 
+// Something that happened to the network: a capacity applied (value in
+// Mbit/s) by a profile of /network/profiles.
+struct NetworkEventRow {
+  Time time;
+  std::string kind;    // capacity
+  std::string target;  // "link a--b", "up n3", "down n3"
+  double value = 0;
+};
+
 struct NodeRow {
   Time compute, communicating;  // communicating: some transfer of the node in flight
   Time idle;                    // run time - compute
@@ -55,6 +64,7 @@ struct Recorder {
   std::vector<TransferRow> transfers;
   std::vector<NodeRow> nodes;
   std::vector<TraceEvent> trace;
+  std::vector<NetworkEventRow> network_events;
   void event(TraceEvent e) {
     if (trace_enabled) trace.push_back(std::move(e));
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -10,6 +11,7 @@
 #include "sim/methods/method.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
+#include "sim/wan.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -94,6 +96,8 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
     sim.schedule(every, periodic);
   };
   sim.schedule(Time::zero(), periodic);
+  WanDynamics wan(sim, net, sc.network.profiles, run.recorder);
+  wan.start();
   protocol->start();
 
   const Time until = sc.stop.virtual_s > 0 ? seconds(sc.stop.virtual_s) : Time::max();
@@ -201,6 +205,13 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
       {"time_to_accuracy", targets},
       {"bytes_sent", cluster.bytes_sent()},
       {"transfers", cluster.transfers_done()},
+      {"transfers_started", static_cast<int64_t>(run.recorder.transfers.size())},
+      {"transfers_finished", std::count_if(run.recorder.transfers.begin(), run.recorder.transfers.end(),
+                                           [](const TransferRow& t) { return t.finished; })},
+      {"transfers_in_flight", std::count_if(run.recorder.transfers.begin(), run.recorder.transfers.end(),
+                                            [](const TransferRow& t) { return !t.finished; })},
+      {"transfers_lost", 0},
+      {"capacity_changes", static_cast<int64_t>(run.recorder.network_events.size())},
       {"merges", cluster.merges()},
       {"events", sim.executed()},
       {"wall_s", seconds_since(wall_start)},

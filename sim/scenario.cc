@@ -235,8 +235,9 @@ void check_memory(const Scenario& sc, int64_t model_bytes, int64_t data_bytes) {
                                  model_bytes > 0 ? fmt::format(", {} bytes per model", model_bytes) : ""));
 }
 
-NetworkOptions parse_network(const JsonReader& r) {
+NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
   NetworkOptions n;
+  if (allow_profiles) r.has("profiles");  // read by parse_scenario once the topology is built
   if (auto access = r.child("access")) {
     if (auto v = access->child("up_mbps")) n.links.up_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
     if (auto v = access->child("down_mbps"))
@@ -291,7 +292,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   int64_t seed = r.integer("seed", 1);
   r.require(seed >= 0, "seed", "an integer >= 0");
   sc.seed = static_cast<uint64_t>(seed);
-  if (auto n = r.child("network")) sc.network = parse_network(*n);
+  if (auto n = r.child("network")) sc.network = parse_network(*n, /*allow_profiles=*/true);
   if (auto c = r.child("compute")) sc.compute = parse_compute(*c);
   sc.workload = parse_workload(r.at("workload"));
   JsonReader methods = r.at("methods");
@@ -309,6 +310,10 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     r.fail("eval", fmt::format("at most {:g} evaluations: /stop/virtual_s / /eval/every_s = {:.4g}", kMaxEvaluations,
                                sc.stop.virtual_s / sc.eval.every_s));
   sc.topology = build_topology(r.at("topology"), sc.network.links, Streams(sc.seed), sc.limits);
+  if (auto o = r.child("overrides"))
+    apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
+  if (auto n = r.child("network"))
+    if (auto p = n->child("profiles")) sc.network.profiles = parse_profiles(*p, sc.topology, Streams(sc.seed));
   r.done();
   if (sc.topology.node_count() < 2)
     for (size_t i = 0; i < sc.methods.size(); ++i)

@@ -11,6 +11,7 @@
 
 #include "sim/base/distribution.h"
 #include "sim/base/units.h"
+#include "sim/wan.h"
 #include "sim/workload.h"
 #include "topologies/builder.h"
 
@@ -24,6 +25,8 @@ struct NetworkOptions {
   // 10) and capacity per direction in Mbit/s (default 1000), drawn once per
   // link where the topology does not fix them.
   LinkDefaults links;
+  // /network/profiles: capacities that change in virtual time (sim/wan.h).
+  std::vector<CapacityProfile> profiles;
 };
 
 // /compute
@@ -34,6 +37,8 @@ struct ComputeOptions {
   // Per-iteration jitter: each iteration takes base * (1 + jitter * u), u
   // uniform in [-1, 1]. 0 (default) to 0.9.
   double jitter = 0;
+  // Per-node values set by /overrides (sim/wan.h); empty without them.
+  ComputeOverrides overrides;
 };
 
 // One entry of /methods: a method name or an object with the name and options.
@@ -114,8 +119,9 @@ void check_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_byte
 void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file);
 
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
-// The /network section alone (net replay files share it).
-NetworkOptions parse_network(const JsonReader& r);
+// The /network section alone (net replay files share it; they have no
+// profiles). Profiles are read against the built topology by parse_scenario.
+NetworkOptions parse_network(const JsonReader& r, bool allow_profiles = false);
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});
 
 const std::vector<std::string>& method_names();

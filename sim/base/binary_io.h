@@ -28,9 +28,11 @@ class BinaryWriter {
   void put_vector(const std::vector<T>& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     put<uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    if (!v.empty()) out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
-  void put_raw(const void* data, size_t n) { out_.append(static_cast<const char*>(data), n); }
+  void put_raw(const void* data, size_t n) {
+    if (n > 0) out_.append(static_cast<const char*>(data), n);  // data may be null when n is 0
+  }
   const std::string& bytes() const { return out_; }
 
  private:
@@ -44,7 +46,7 @@ class BinaryReader {
   T get() {
     static_assert(std::is_trivially_copyable_v<T>);
     T v;
-    std::memcpy(&v, take(sizeof v), sizeof v);
+    std::memcpy(&v, take(sizeof v), sizeof v);  // sizeof v > 0: never a null source
     return v;
   }
   std::string get_string() {
@@ -56,10 +58,14 @@ class BinaryReader {
     const uint64_t n = get<uint64_t>();
     if (n > in_.size() / sizeof(T) + 1) fail();
     std::vector<T> v(n);
-    std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    const char* bytes = take(n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), bytes, n * sizeof(T));  // data() may be null when empty
     return v;
   }
-  void get_raw(void* data, size_t n) { std::memcpy(data, take(n), n); }
+  void get_raw(void* data, size_t n) {
+    const char* bytes = take(n);
+    if (n > 0) std::memcpy(data, bytes, n);
+  }
   bool at_end() const { return at_ == in_.size(); }
   [[noreturn]] void fail() const { throw InputError(what_, "", "expected a whole checkpoint (this one is cut short or foreign)"); }
 
