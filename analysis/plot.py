@@ -11,7 +11,8 @@ folder):
   loss.png            test loss of the average model vs virtual time
   consensus.png       consensus distance vs virtual time
   staleness.png       histogram of staleness (virtual seconds, snapshot to merge)
-  timeline-<m>.png    Gantt chart per node, for methods run with --trace
+  timeline-<m>.png    Gantt chart per node, for methods run with --trace, with the
+                      capacity changes of /network/profiles beneath
 A folder written by `gossipsim sweep` gets sweep.png instead: time to the
 first target against the first axis, and the speed-up of gossip-scheduled.
   time_to_accuracy.md / .csv   virtual time to each target, and the speed-up of
@@ -53,6 +54,7 @@ def load_run(folder):
             "metrics": read_csv(os.path.join(d, "metrics.csv")),
             "transfers": read_csv(os.path.join(d, "transfers.csv")),
             "trace": os.path.join(d, "trace.json") if os.path.exists(os.path.join(d, "trace.json")) else None,
+            "events": read_csv(os.path.join(d, "events.csv")) if os.path.exists(os.path.join(d, "events.csv")) else [],
         }
     return summary, methods
 
@@ -131,7 +133,21 @@ def write_tables(out, by_label, targets):
         f.write("\n".join(lines) + "\n")
 
 
-def timeline(out, label, trace_path, window):
+def capacity_steps(changes, start, end):
+    """Per target, the step curve (times, Mbit/s) of the capacity changes in events.csv."""
+    curves = {}
+    for c in changes:
+        if c["kind"] == "capacity":
+            curves.setdefault(c["target"], []).append((number(c["time_s"]), number(c["value"])))
+    out = {}
+    for target, points in curves.items():
+        ts = [t for t, _ in points] + [end]
+        vs = [v for _, v in points] + [points[-1][1]]
+        out[target] = (ts, vs)
+    return out
+
+
+def timeline(out, label, trace_path, window, changes=()):
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     spans = [e for e in events if e["ph"] == "X"]
@@ -139,7 +155,18 @@ def timeline(out, label, trace_path, window):
     if not spans:
         return
     start, end = window if window else (0.0, max(e["ts"] + e["dur"] for e in spans) / 1e6)
-    fig, ax = plt.subplots(figsize=(12, 0.6 * len(nodes) + 1.5))
+    steps = capacity_steps(changes, start, end)
+    if steps:
+        # The capacity changes that /network/profiles applied, under the node tracks.
+        fig, (ax, cap) = plt.subplots(2, 1, figsize=(12, 0.6 * len(nodes) + 4), sharex=True,
+                                      gridspec_kw={"height_ratios": [0.6 * len(nodes) + 1.5, 2.5]})
+        for target, (ts, vs) in steps.items():
+            cap.step(ts, vs, where="post", label=target)
+        cap.set_ylabel("capacity (Mbit/s)")
+        cap.grid(alpha=0.3)
+        cap.legend(loc="upper right", fontsize=8)
+    else:
+        fig, ax = plt.subplots(figsize=(12, 0.6 * len(nodes) + 1.5))
     colours = {"compute": "#4c72b0", "send": "#dd8452"}
     for e in spans:
         t0, t1 = e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6
@@ -167,7 +194,7 @@ def timeline(out, label, trace_path, window):
     ax.set_yticks(nodes)
     ax.set_yticklabels([f"node {n}" for n in nodes])
     ax.invert_yaxis()
-    ax.set_xlabel("virtual time (s)")
+    (cap if steps else ax).set_xlabel("virtual time (s)")
     ax.set_title(f"{label}: compute (blue, one box per iteration), sending (orange), transfers (green arrows), "
                  "merges (red); idle is blank", fontsize=10)
     if merges:
@@ -321,7 +348,7 @@ def main(argv):
         write_tables(out, by_label, targets)
     for l, runs in by_label.items():
         if runs[0]["trace"]:
-            timeline(out, l, runs[0]["trace"], window)
+            timeline(out, l, runs[0]["trace"], window, runs[0]["events"])
     print(out)
 
 

@@ -54,7 +54,9 @@ class Interrupted : public ::testing::Test {
   fs::path dir_;
 };
 
-const std::string kTeaching = std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json --set /stop/virtual_s=5";
+// Two workers: the kernels run on the per-node chains, as in real runs.
+const std::string kTeaching =
+    std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json --set /stop/virtual_s=5 --workers 2";
 const std::vector<std::string> kTeachingMethods = {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce", "single"};
 
 TEST_F(Interrupted, TeachingScenarioKilledTwiceResumesToTheSameBytes) {
