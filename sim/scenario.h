@@ -100,9 +100,6 @@ struct Scenario {
   LimitsOptions limits;
 };
 
-// The largest virtual time a run may reach (about 31.7 years; virtual time
-// is int64 nanoseconds, which hold 292 years, so sums of times stay exact).
-inline constexpr double kMaxVirtualSeconds = 1e9;
 // The most evaluations one method's run may make (/stop/virtual_s / /eval/every_s).
 inline constexpr double kMaxEvaluations = 1e6;
 

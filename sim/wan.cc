@@ -11,7 +11,6 @@
 
 #include "sim/network.h"
 #include "sim/recorder.h"
-#include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "topologies/builder.h"
 

@@ -12,6 +12,10 @@
 
 namespace gossipsim {
 
+// The largest virtual time a run may reach, in seconds (about 31.7 years;
+// Time holds 292 years, so sums of times within a run stay exact).
+inline constexpr double kMaxVirtualSeconds = 1e9;
+
 class Time {
  public:
   constexpr Time() = default;

@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
     if (*run_cmd) {
       if (run.scenario.empty() == run.resume.empty())
         throw InputError("run", "", "expected a scenario file, or --resume with a results folder (one of the two)");
+      if (!run.resume.empty() && (!run.out.empty() || !run.sets.empty() || !run.methods.empty()))
+        throw InputError("run --resume", "", "expected no --out, --set or --methods: a run resumes as it was started");
       return run_command(run);
     }
     if (*sweep_cmd) return sweep_command(sweep);
