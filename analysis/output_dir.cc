@@ -1,8 +1,10 @@
 #include "analysis/output_dir.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -52,20 +54,28 @@ void check_output_file(const fs::path& p, const std::string& what) {
   if (p.has_parent_path()) check_folder_path(p.parent_path(), what);
 }
 
-fs::path choose_output(const fs::path& wanted, const std::string& kind, bool force, const std::string& what) {
-  check_folder_path(wanted, what);
+std::optional<nlohmann::json> existing_result(const fs::path& p, const std::vector<std::string>& kinds,
+                                              const std::string& what) {
+  check_folder_path(p, what);
   std::error_code ec;
-  if (!fs::exists(wanted, ec) || fs::is_empty(wanted, ec)) return wanted;
-  auto marker = read_result_marker(wanted);
+  if (!fs::exists(p, ec) || fs::is_empty(p, ec)) return std::nullopt;
+  auto marker = read_result_marker(p);
   if (!marker)
-    throw InputError(what + " " + wanted.string(), "",
-                     "a new folder, an empty one or an earlier gossipsim result; this folder holds other files, "
-                     "which gossipsim never overwrites (choose another " + what + ")");
-  if ((*marker)["kind"] != kind)
-    throw InputError(what + " " + wanted.string(), "",
-                     fmt::format("a folder for a {} result; this one holds a gossipsim {} result (choose another {})",
-                                 kind, (*marker)["kind"].get<std::string>(), what));
-  if (force) return wanted;
+    throw InputError(what + " " + p.string(), "",
+                     "expected a new folder, an empty one or an earlier gossipsim result; this folder holds other "
+                     "files, which gossipsim never overwrites (choose another " + what + ")");
+  const std::string kind = (*marker)["kind"].get<std::string>();
+  if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+    throw InputError(what + " " + p.string(), "",
+                     fmt::format("expected a folder for a {} result; this one holds a gossipsim {} result (choose "
+                                 "another {})",
+                                 fmt::join(kinds, " or "), kind, what));
+  return marker;
+}
+
+fs::path choose_output(const fs::path& wanted, const std::string& kind, bool force, const std::string& what) {
+  if (!existing_result(wanted, {kind}, what) || force) return wanted;
+  std::error_code ec;
   for (int i = 2;; ++i) {
     fs::path candidate = wanted.string() + "-" + std::to_string(i);
     check_folder_path(candidate, what);

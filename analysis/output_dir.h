@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,14 @@ void check_folder_path(const std::filesystem::path& p, const std::string& what);
 // Refuses, for a file to be written, a path that is an existing folder or
 // lies below an existing file.
 void check_output_file(const std::filesystem::path& p, const std::string& what);
+
+// The one check every folder a command writes into goes through: nullopt
+// for a missing or empty folder (free to use), the marker of an earlier
+// gossipsim result of one of `kinds` (any kind when empty); anything else
+// (a file, a path below a file, a folder of other files or of another kind
+// of result) is refused.
+std::optional<nlohmann::json> existing_result(const std::filesystem::path& p, const std::vector<std::string>& kinds,
+                                              const std::string& what);
 
 // Where a result of `kind` asked for at `wanted` goes (rules above). Says on
 // stderr when it picks a numbered folder.

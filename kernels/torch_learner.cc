@@ -495,7 +495,7 @@ std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uin
   if (spec.device != "cpu" && !torch::cuda::is_available())
     throw InputError("", "/workload/device", "cpu (this LibTorch build has no CUDA device)");
   if (spec.dataset == "fashion-mnist") {
-    shared->data = load_fashion_mnist(spec.data_dir.empty() ? "/usr/share/datasets/fashion-mnist" : spec.data_dir);
+    shared->data = load_fashion_mnist(spec.data_dir.empty() ? kFashionMnistDir : spec.data_dir);
   } else if (spec.dataset == "cifar100") {
     shared->data = load_cifar100(spec.data_dir, spec.coarse_labels);
   } else {

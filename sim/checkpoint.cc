@@ -11,6 +11,7 @@
 #include "sim/base/atomic_file.h"
 #include "sim/base/binary_io.h"
 #include "sim/base/error.h"
+#include "sim/base/json_reader.h"
 
 namespace gossipsim {
 
@@ -83,8 +84,9 @@ void write_method_checkpoint(const fs::path& dir, const MethodCheckpoint& c) {
 
 MethodCheckpoint read_method_checkpoint(const fs::path& dir) {
   const std::string file = (dir / "state.json").string();
-  nlohmann::json state = nlohmann::json::parse(read_all(dir / "state.json"), nullptr, false);
+  nlohmann::json state = JsonReader::parse_file(file);
   MethodCheckpoint c;
+  c.source = dir.string();
   try {
     c.label = state.at("label").get<std::string>();
     c.events = state.at("events").get<uint64_t>();

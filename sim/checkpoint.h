@@ -37,6 +37,7 @@ struct MethodCheckpoint {
   std::vector<Evaluation> evaluations;  // of the metrics rows so far, in order
   std::string learner_state;            // Learner::save_state()
   std::vector<std::pair<uint64_t, std::string>> snapshots;  // in flight: creation number, bytes
+  std::string source;  // the folder it was read from, for errors ("" when not read from files)
 };
 
 // Files in `dir` (state.json, learner.bin, snapshots.bin); `dir` must exist.

@@ -22,9 +22,6 @@ struct DatasetInfo {
   std::vector<int64_t> sample_shape;
 };
 
-// Where Debian's dataset-fashion-mnist installs the files.
-inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
-
 // The data of `w`; InputError naming `file` and /workload/data_dir when the
 // files are missing or not of their format.
 DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file);

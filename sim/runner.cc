@@ -137,8 +137,13 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
                                                      "{} virtual s); it did not: the checkpoint belongs to another "
                                                      "scenario, seed or build",
                                                      method.label, c.events, c.now.seconds()));
-    learner.load_state(c.learner_state);
-    learner.restore_live_snapshots(c.snapshots);
+    try {
+      learner.load_state(c.learner_state);
+      learner.restore_live_snapshots(c.snapshots);
+    } catch (const InputError& e) {
+      if (c.source.empty()) throw;
+      throw InputError(c.source, e.file(), e.expected());  // e.g. "k.checkpoint/current: learner state: ..."
+    }
     for (size_t i = 0; i < c.evaluations.size(); ++i) {
       run.recorder.metrics[i].eval = c.evaluations[i];
       std::promise<Evaluation> ready;

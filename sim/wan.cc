@@ -102,7 +102,11 @@ Profile parse_profile(const JsonReader& r, Rng rng) {
     if (pts.empty()) r.fail("points", "at least one [time_s, mbps] pair");
   }
   if (r.has("csv")) {
-    pts = read_csv_points(r, "csv");
+    try {
+      pts = read_csv_points(r, "csv");
+    } catch (const InputError& e) {
+      throw r.inside_named_file(e, "csv", "CSV file");
+    }
   }
   auto until = [&](const JsonReader& g) {
     const double u = g.number("until_s");

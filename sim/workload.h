@@ -47,6 +47,9 @@ inline const std::vector<std::string>& model_names() {
   return names;
 }
 
+// Where Debian's dataset-fashion-mnist installs the files.
+inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
 struct WorkloadSpec {
   std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic
   std::string data_dir;                   // default: /usr/share/datasets/fashion-mnist for fashion-mnist

@@ -427,10 +427,7 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
     try {
       load_file(r, b);
     } catch (const InputError& e) {
-      if (e.file() == r.file()) throw;
-      // An error inside the topology file: say which scenario path named it.
-      throw InputError(e.file(), e.path(), e.expected() + " (in the topology file that " + r.file() + ": " +
-                                               r.path_of("path") + " names)");
+      throw r.inside_named_file(e, "path", "topology file");
     }
   } else if (structure(r, kind, streams, "topology", limits, n, edges, hub_router)) {
     // The star's hub is a router (vertex 0); nodes are its leaves.

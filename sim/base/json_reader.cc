@@ -184,6 +184,12 @@ void JsonReader::fail(const std::string& key, const std::string& expected) const
   throw InputError(file_, path_ + "/" + escape_pointer(key), "expected " + expected);
 }
 
+InputError JsonReader::inside_named_file(const InputError& e, const std::string& key, const std::string& what) const {
+  if (e.file() == file_) return e;
+  return InputError(e.file(), e.path(),
+                    e.expected() + " (in the " + what + " that " + file_ + ": " + path_of(key) + " names)");
+}
+
 void JsonReader::done() const {
   expect_object();
   for (auto it = value_->begin(); it != value_->end(); ++it) {

@@ -68,6 +68,10 @@ class JsonReader {
   }
   // Refuses the keys of this object that were never read.
   void done() const;
+  // An error found inside another file that `key` of this object names
+  // (a topology file, a CSV trace): the same error, saying which path named
+  // the file. Errors in this reader's own file are returned as they are.
+  InputError inside_named_file(const InputError& e, const std::string& key, const std::string& what) const;
 
  private:
   const nlohmann::json* value_;

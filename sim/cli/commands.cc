@@ -57,18 +57,7 @@ namespace {
 // The folder of a sweep: new, empty, or the same sweep's (resumed; --force
 // starts it over). Anything else is refused.
 void prepare_sweep_folder(const fs::path& out, const Sweep& sweep, bool force) {
-  check_folder_path(out, "--out");
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_empty(out, ec)) {
-    auto marker = read_result_marker(out);
-    if (!marker)
-      throw InputError("--out " + out.string(), "",
-                       "a new folder, an empty one or an earlier run of this sweep; this folder holds other files, "
-                       "which gossipsim never overwrites (choose another --out)");
-    if ((*marker)["kind"] != "sweep")
-      throw InputError("--out " + out.string(), "",
-                       "a folder for a sweep; this one holds a gossipsim " + (*marker)["kind"].get<std::string>() +
-                           " result (choose another --out)");
+  if (auto marker = existing_result(out, {"sweep"}, "--out")) {
     const std::string name = marker->value("name", sweep.name);
     if (name != sweep.name && !force)
       throw InputError("--out " + out.string(), "",
@@ -208,12 +197,7 @@ int plot_command(const std::vector<std::string>& results, const std::string& out
                          "plotting what was done\n", r, r);
   }
   if (!out.empty()) {
-    check_folder_path(out, "--out");
-    std::error_code ec;
-    if (fs::exists(out, ec) && !fs::is_empty(out, ec) && !read_result_marker(out))
-      throw InputError("--out " + out, "", "a new folder, an empty one or a gossipsim result or plot folder; this one "
-                                           "holds other files, which gossipsim never overwrites");
-    if (!read_result_marker(out)) {
+    if (!existing_result(out, {}, "--out")) {
       fs::create_directories(out);
       write_result_marker(out, "plots", {{"results", results}});
     }

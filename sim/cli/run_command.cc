@@ -195,7 +195,8 @@ int run_command(const RunCommand& cmd_in) {
     if (std::none_of(sc.methods.begin(), sc.methods.end(), [&](const auto& m) { return m.label == want; }))
       throw InputError(cmd.scenario, "/methods", "a method labelled " + want + " (from --methods)");
   if (!(cmd.checkpoint_every >= 0 && cmd.checkpoint_every <= kMaxVirtualSeconds))
-    throw InputError("--checkpoint-every", "", "a number of virtual seconds >= 0");
+    throw InputError("--checkpoint-every", "", fmt::format("expected a number of virtual seconds in [0, {:g}] (0: only "
+                                                           "on SIGINT/SIGTERM)", kMaxVirtualSeconds));
 
   check_workload(sc, cmd.kernels);
   if (!ckpt) {
@@ -212,7 +213,9 @@ int run_command(const RunCommand& cmd_in) {
               {"checkpoint_every", cmd.checkpoint_every}, {"out", out.string()}, {"done", nlohmann::json::array()},
               {"summary", nullptr}};
   } else {
-    check_folder_path(out, "--out");
+    // The result folder may have changed since the run began: refuse, before
+    // anything runs, to finish into a folder of other files.
+    existing_result(out, {"run"}, "--resume");
   }
   OutputDir dir(out, "run", {{"scenario", sc.name}});
   auto factory = make_factory(sc, cmd.kernels);

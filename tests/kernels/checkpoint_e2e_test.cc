@@ -109,6 +109,20 @@ TEST_F(Interrupted, ResumeWithoutACheckpointSaysSo) {
   EXPECT_NE(said.find("nothing-here.checkpoint/checkpoint.json not found"), std::string::npos) << said;
   EXPECT_EQ(run(kTeaching + " --resume x", "", &said), 2);
   EXPECT_NE(said.find("a scenario file, or --resume"), std::string::npos) << said;
+  // A checkpoint whose result folder now holds someone's files: refused
+  // before anything runs, nothing touched; a damaged learner state names
+  // its checkpoint.
+  EXPECT_EQ(run(kTeaching + " --out r --checkpoint-every 1", "GOSSIPSIM_TEST_RAISE=2:9"), 128 + SIGKILL);
+  fs::create_directories(dir_ / "r");
+  std::ofstream(dir_ / "r/notes.txt") << "mine";
+  EXPECT_EQ(run("--resume r", "", &said), 2);
+  EXPECT_NE(said.find("--resume r: expected a new folder, an empty one or an earlier gossipsim result"),
+            std::string::npos) << said;
+  EXPECT_EQ(read(dir_ / "r/notes.txt"), "mine");
+  fs::remove_all(dir_ / "r");
+  std::ofstream(dir_ / "r.checkpoint/current/learner.bin") << "garbage";
+  EXPECT_EQ(run("--resume r", "", &said), 2);
+  EXPECT_NE(said.find("r.checkpoint/current: learner state: expected a whole checkpoint"), std::string::npos) << said;
 }
 
 }  // namespace
