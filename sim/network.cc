@@ -30,6 +30,7 @@ Network::Network(Simulator& sim, const Topology& topology)
     size_t u = boost::source(*it, g), v = boost::target(*it, g);
     edge_index_.emplace(key(u, v), e);
     edge_index_.emplace(key(v, u), e);
+    link_latency_.push_back(g[*it].latency.ns());
     double c = g[*it].capacity.bytes_per_second();
     resources_[2 * topology.node_count() + 2 * e].capacity = c;
     resources_[2 * topology.node_count() + 2 * e + 1].capacity = c;
@@ -131,7 +132,6 @@ const Route& Network::route(NodeId src, NodeId dst) {
 const Route& Network::build_route(NodeId src, NodeId dst, const std::vector<Vertex>& pred) {
   auto& row = routes_[src];
   if (auto it = row.find(dst); it != row.end()) return it->second;
-  const Graph& g = topology_.graph;
   Vertex v = topology_.nodes[dst];
   if (dst != src && pred[v] == v) throw std::runtime_error("no route between two nodes: the graph is not connected");
   Route r;
@@ -144,7 +144,7 @@ const Route& Network::build_route(NodeId src, NodeId dst, const std::vector<Vert
     int res = 2 * topology_.node_count() + 2 * static_cast<int>(edge) + (u < v ? 0 : 1);
     path.push_back(res);
     bottleneck = std::min(bottleneck, resources_[res].capacity);
-    latency += g[boost::edge(u, v, g).first].latency.ns();
+    latency += link_latency_[edge];
     v = u;
   }
   r.resources.push_back(uplink(src));
@@ -160,7 +160,7 @@ Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
   return r.latency + transfer_time(size, r.bottleneck);
 }
 
-FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done) {
+FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done, bool background) {
   if (src == dst) throw std::invalid_argument("a flow needs two different nodes");
   const Route& r = route(src, dst);
   if (r.resources.size() > 255) throw std::runtime_error("a route of more than 253 links");
@@ -182,13 +182,16 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done)
   if (f.length <= Flow::kInline) std::copy(r.resources.begin(), r.resources.end(), f.inline_resources);
   f.remaining = static_cast<double>(size.count);
   FlowCold& c = cold_[slot];
-  c.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now()};
+  c.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now(), background};
   c.on_done = std::move(on_done);
-  live_ids_.emplace(c.record.id, slot);
+  const FlowId id = c.record.id;
+  live_ids_.emplace(id, slot);
   ++live_;
   if (r.latency == Time::zero()) activate(slot);
-  else sim_.schedule(r.latency, [this, slot] { activate(slot); });
-  return c.record.id;
+  else sim_.schedule(r.latency, [this, slot, id] {
+    if (cold_[slot].record.id == id && !cold_[slot].record.lost) activate(slot);  // else cut meanwhile
+  });
+  return id;
 }
 
 void Network::send_control(NodeId src, NodeId dst, Simulator::Action on_arrival) {
@@ -339,6 +342,56 @@ void Network::set_link_capacity(Vertex a, Vertex b, Rate capacity) {
   if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
   const int first = 2 * topology_.node_count() + 2 * static_cast<int>(it->second);
   set_capacity({first, first + 1}, capacity.bytes_per_second());
+}
+
+void Network::set_link_latency(Vertex a, Vertex b, Time latency) {
+  auto it = edge_index_.find(key(a, b));
+  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
+  link_latency_[it->second] = latency.ns();
+  const int links = 2 * topology_.node_count();
+  const int first = links + 2 * static_cast<int>(it->second);
+  for (auto& row : routes_)
+    for (auto& [dst, r] : row) {
+      if (std::none_of(r.resources.begin(), r.resources.end(), [&](int k) { return k == first || k == first + 1; }))
+        continue;
+      int64_t sum = 0;
+      for (int k : r.resources)
+        if (k >= links) sum += link_latency_[(k - links) / 2];
+      r.latency = Time::ns(sum);
+    }
+}
+
+std::vector<std::pair<FlowRecord, Network::FlowDone>> Network::cancel_flows(
+    const std::function<bool(const FlowRecord&)>& which) {
+  std::vector<uint32_t> slots;
+  for (auto [id, slot] : live_ids_)
+    if (which(cold_[slot].record)) slots.push_back(slot);
+  std::sort(slots.begin(), slots.end(), [&](uint32_t a, uint32_t b) { return cold_[a].record.id < cold_[b].record.id; });
+  std::vector<std::pair<FlowRecord, FlowDone>> out;
+  std::vector<int> seeds;
+  for (uint32_t s : slots) {
+    Flow& f = flows_[s];
+    if (f.draining) {
+      for (int r : f.route->resources) {
+        auto& list = resources_[r].flows;
+        list.erase(std::find(list.begin(), list.end(), s));
+        seeds.push_back(r);
+      }
+    }
+    f.draining = false;
+    f.finish = -1;
+    ++f.version;
+    FlowCold& c = cold_[s];
+    c.record.finish = sim_.now();
+    c.record.lost = true;
+    out.emplace_back(c.record, std::move(c.on_done));
+    c.on_done = nullptr;
+    live_ids_.erase(c.record.id);
+    --live_;
+    free_flows_.push_back(s);
+  }
+  if (!seeds.empty()) resolve(seeds);
+  return out;
 }
 
 void Network::reschedule() {

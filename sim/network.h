@@ -39,6 +39,8 @@ struct FlowRecord {
   NodeId src = 0, dst = 0;
   Bytes size;
   Time start, drain_start, finish;
+  bool background = false;  // cross-traffic (sim/wan.h), not a transfer of the training
+  bool lost = false;        // cut by cancel_flows before it finished; finish is when
 };
 
 struct Route {
@@ -56,7 +58,12 @@ class Network {
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
-  FlowId start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done);
+  FlowId start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done, bool background = false);
+  // Cuts the live flows that `which` selects (in their latency phase or
+  // draining): their bandwidth goes back to the others at once, re-solved
+  // like a flow's end. Returns them, in start order, with their records marked
+  // lost and their callbacks, which the caller runs (or not).
+  std::vector<std::pair<FlowRecord, FlowDone>> cancel_flows(const std::function<bool(const FlowRecord&)>& which);
   void send_control(NodeId src, NodeId dst, Simulator::Action on_arrival);
 
   const Route& route(NodeId src, NodeId dst);
@@ -69,6 +76,10 @@ class Network {
   // their bytes and drain again once the capacity comes back.
   void set_access_capacity(NodeId n, bool up, Rate capacity);
   void set_link_capacity(Vertex a, Vertex b, Rate capacity);  // both directions of the link a-b
+  // A link's latency changes now: flows and control messages that start
+  // from now on see it; flows already in their latency phase keep theirs.
+  // Paths stay those chosen by the topology's latencies.
+  void set_link_latency(Vertex a, Vertex b, Time latency);
   Rate access_capacity(NodeId n, bool up) const {
     return Rate::bytes_per_second(resources_[up ? uplink(n) : downlink(n)].capacity);
   }
@@ -133,6 +144,7 @@ class Network {
   const Topology& topology_;
   std::vector<Resource> resources_;
   std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
+  std::vector<int64_t> link_latency_;                 // ns, by edge number
   std::vector<std::unordered_map<NodeId, Route>> routes_;  // [src][dst], for the pairs used (stable addresses)
   std::unordered_map<NodeId, std::vector<Vertex>> trees_;   // recent whole shortest-path trees
   std::vector<char> peers_routed_;                          // per source: peer routes built
