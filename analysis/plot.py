@@ -133,11 +133,14 @@ def write_tables(out, by_label, targets):
         f.write("\n".join(lines) + "\n")
 
 
-def capacity_steps(changes, start, end):
-    """Per target, the step curve (times, Mbit/s) of the capacity changes in events.csv."""
+STEP_UNITS = {"capacity": "capacity (Mbit/s)", "latency": "latency (ms)", "speed": "iteration time factor"}
+
+
+def value_steps(changes, kind, end):
+    """Per target, the step curve (times, values) of one kind of change in events.csv."""
     curves = {}
     for c in changes:
-        if c["kind"] == "capacity":
+        if c["kind"] == kind:
             curves.setdefault(c["target"], []).append((number(c["time_s"]), number(c["value"])))
     out = {}
     for target, points in curves.items():
@@ -145,6 +148,17 @@ def capacity_steps(changes, start, end):
         vs = [v for _, v in points] + [points[-1][1]]
         out[target] = (ts, vs)
     return out
+
+
+def down_periods(changes, end):
+    """Per node id, the (start, end, kind) periods it was down (churn rows of events.csv)."""
+    periods = {}
+    for c in changes:
+        if c["kind"] in ("crash", "leave"):
+            periods.setdefault(int(c["target"][1:]), []).append([number(c["time_s"]), end, c["kind"]])
+        elif c["kind"] == "join" and periods.get(int(c["target"][1:])):
+            periods[int(c["target"][1:])][-1][1] = number(c["time_s"])
+    return periods
 
 
 def timeline(out, label, trace_path, window, changes=()):
@@ -155,18 +169,39 @@ def timeline(out, label, trace_path, window, changes=()):
     if not spans:
         return
     start, end = window if window else (0.0, max(e["ts"] + e["dur"] for e in spans) / 1e6)
-    steps = capacity_steps(changes, start, end)
+    steps = {k: value_steps(changes, k, end) for k in STEP_UNITS}
+    steps = {k: v for k, v in steps.items() if v}
     if steps:
-        # The capacity changes that /network/profiles applied, under the node tracks.
-        fig, (ax, cap) = plt.subplots(2, 1, figsize=(12, 0.6 * len(nodes) + 4), sharex=True,
-                                      gridspec_kw={"height_ratios": [0.6 * len(nodes) + 1.5, 2.5]})
-        for target, (ts, vs) in steps.items():
-            cap.step(ts, vs, where="post", label=target)
-        cap.set_ylabel("capacity (Mbit/s)")
-        cap.grid(alpha=0.3)
-        cap.legend(loc="upper right", fontsize=8)
+        # The values that /network/profiles and /compute/profiles applied, under the node tracks.
+        fig, axs = plt.subplots(1 + len(steps), 1, figsize=(12, 0.6 * len(nodes) + 1.5 + 2.5 * len(steps)),
+                                sharex=True,
+                                gridspec_kw={"height_ratios": [0.6 * len(nodes) + 1.5] + [2.5] * len(steps)})
+        ax, lowest = axs[0], axs[-1]
+        for panel, (kind, curves) in zip(axs[1:], steps.items()):
+            for target, (ts, vs) in curves.items():
+                panel.step(ts, vs, where="post", label=target)
+            panel.set_ylabel(STEP_UNITS[kind])
+            panel.grid(alpha=0.3)
+            panel.legend(loc="upper right", fontsize=8)
     else:
         fig, ax = plt.subplots(figsize=(12, 0.6 * len(nodes) + 1.5))
+        lowest = ax
+    # Churn: down periods as grey hatched bars over the node's track.
+    for n, periods in down_periods(changes, end).items():
+        for t0, t1, kind in periods:
+            if t1 < start or t0 > end:
+                continue
+            ax.broken_barh([(t0, t1 - t0)], (n - 0.4, 0.8), facecolor="#dddddd",
+                           hatch="xx" if kind == "crash" else "//", edgecolor="#999999", linewidth=0.4, zorder=0)
+    lost = [(number(c["time_s"]), int(c["target"].split("->")[1][1:])) for c in changes if c["kind"] == "lost"]
+    lost = [(t, n) for t, n in lost if start <= t <= end]
+    if lost:
+        ax.scatter([t for t, _ in lost], [n + 0.3 for _, n in lost], marker="x", color="black", s=24,
+                   label="lost transfer", zorder=3)
+    cross = [number(c["time_s"]) for c in changes if c["kind"] == "cross-traffic"]
+    if cross:
+        ax.axvspan(max(start, min(cross)), min(end, max(cross)), color="#f0e442", alpha=0.2, zorder=0,
+                   label=f"cross-traffic arrivals ({len(cross)} flows)")
     colours = {"compute": "#4c72b0", "send": "#dd8452"}
     for e in spans:
         t0, t1 = e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6
@@ -194,10 +229,10 @@ def timeline(out, label, trace_path, window, changes=()):
     ax.set_yticks(nodes)
     ax.set_yticklabels([f"node {n}" for n in nodes])
     ax.invert_yaxis()
-    (cap if steps else ax).set_xlabel("virtual time (s)")
+    lowest.set_xlabel("virtual time (s)")
     ax.set_title(f"{label}: compute (blue, one box per iteration), sending (orange), transfers (green arrows), "
-                 "merges (red); idle is blank", fontsize=10)
-    if merges:
+                 "merges (red); idle is blank; down: hatched", fontsize=10)
+    if merges or lost or cross:
         ax.legend(loc="upper right")
     fig.tight_layout()
     fig.savefig(os.path.join(out, f"timeline-{label}.png"), dpi=110)

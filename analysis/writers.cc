@@ -48,18 +48,18 @@ void write_transfers_csv(const fs::path& file, const MethodRun& run) {
 
 void write_nodes_csv(const fs::path& file, const MethodRun& run) {
   auto out = fmt::output_file(file.string());
-  out.print("method,node,compute_s,idle_s,communicating_s,iterations,sent,received\n");
+  out.print("method,node,compute_s,idle_s,communicating_s,iterations,sent,received,down_s\n");
   const auto& rows = run.recorder.nodes;
   for (size_t n = 0; n < rows.size(); ++n) {
     const auto& r = rows[n];
-    out.print("{},{},{},{},{},{},{},{}\n", run.method.label, n, seconds_text(r.compute), seconds_text(r.idle),
-              seconds_text(r.communicating), r.iterations, r.sent, r.received);
+    out.print("{},{},{},{},{},{},{},{},{}\n", run.method.label, n, seconds_text(r.compute), seconds_text(r.idle),
+              seconds_text(r.communicating), r.iterations, r.sent, r.received, seconds_text(r.down));
   }
 }
 
 void write_events_csv(const fs::path& file, const MethodRun& run) {
   auto out = fmt::output_file(file.string());
-  out.print("method,time_s,kind,target,value\n");
+  out.print("method,time_s,kind,target,value,detail\n");
   auto quoted = [](const std::string& cell) {
     if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
     std::string q = "\"";
@@ -67,7 +67,8 @@ void write_events_csv(const fs::path& file, const MethodRun& run) {
     return q + "\"";
   };
   for (const auto& e : run.recorder.network_events)
-    out.print("{},{},{},{},{:.9g}\n", run.method.label, seconds_text(e.time), e.kind, quoted(e.target), e.value);
+    out.print("{},{},{},{},{:.9g},{}\n", run.method.label, seconds_text(e.time), e.kind, quoted(e.target), e.value,
+              quoted(e.detail));
 }
 
 void write_trace_json(const fs::path& file, const MethodRun& run) {

@@ -84,6 +84,8 @@ class TorchLearner : public Learner {
       if (store_->momentum.defined()) store_->momentum = store_->momentum.to(device_);
     }
     const int workers = std::max(1, spec_.workers);
+    initial_params_ = store_->params[0].clone();  // every node starts from the same model
+    initial_buffers_ = store_->buffers[0].clone();
     views_.push_back(std::make_unique<ModuleView>(prototype, *store_));
     for (int w = 1; w < workers; ++w) views_.push_back(std::make_unique<ModuleView>(build_net(), *store_));
     for (auto& v : views_) free_views_.push_back(v.get());
@@ -161,17 +163,40 @@ class TorchLearner : public Learner {
     }, s);
   }
 
-  void average_all() override {
+  void average(const std::vector<NodeId>& nodes) override {
+    if (nodes.empty()) return;
     chains_->drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
-    auto avg = [](torch::Tensor& rows) {
-      if (rows.defined() && rows.size(1) > 0) rows.copy_(rows.mean(0, true).expand_as(rows));
+    const bool all = static_cast<int>(nodes.size()) == node_count();
+    auto index = torch::tensor(std::vector<int64_t>(nodes.begin(), nodes.end()), torch::kInt64).to(device_);
+    auto avg = [&](torch::Tensor& rows) {
+      if (!rows.defined() || rows.size(1) == 0) return;
+      if (all) return void(rows.copy_(rows.mean(0, true).expand_as(rows)));
+      auto mean = rows.index_select(0, index).mean(0, true);
+      rows.index_copy_(0, index, mean.expand({index.size(0), rows.size(1)}).contiguous());
     };
     avg(store_->params);
     avg(store_->momentum);
     avg(store_->buffers);
   }
+
+  void reset_node(NodeId n, const std::vector<NodeId>& from) override {
+    chains_->drain();
+    Timer t(kernel_ns_);
+    torch::NoGradGuard guard;
+    auto set = [&](torch::Tensor& rows, const torch::Tensor& initial) {
+      if (!rows.defined() || rows.size(1) == 0) return;
+      if (from.empty()) return void(rows[n].copy_(initial));
+      auto index = torch::tensor(std::vector<int64_t>(from.begin(), from.end()), torch::kInt64).to(device_);
+      rows[n].copy_(rows.index_select(0, index).mean(0));
+    };
+    set(store_->params, initial_params_);
+    set(store_->buffers, initial_buffers_);
+    if (store_->momentum.defined()) store_->momentum[n].zero_();
+  }
+
+  void set_evaluated(const std::vector<NodeId>& nodes) override { evaluated_ = nodes; }
 
   // Every node's chain copies its rows (and evaluates its own model) where
   // the evaluation was asked for; the last to do so evaluates the average
@@ -179,7 +204,10 @@ class TorchLearner : public Learner {
   // The copies are taken as chains reach them, so pending evaluations cost
   // memory only once their chains run.
   PendingEvaluation evaluate_async(bool per_node) override {
-    const int n = node_count();
+    std::vector<NodeId> nodes = evaluated_;
+    if (nodes.empty())
+      for (NodeId i = 0; i < node_count(); ++i) nodes.push_back(i);
+    const int n = static_cast<int>(nodes.size());
     auto job = std::make_shared<EvalJob>();
     job->per_node = per_node;
     job->remaining = n;
@@ -187,13 +215,13 @@ class TorchLearner : public Learner {
     job->buffers.resize(n);
     job->node.resize(n);
     PendingEvaluation result = job->promise.get_future().share();
-    for (int i = 0; i < n; ++i)
-      on_node(i, [this, i, job] {
+    for (int k = 0; k < n; ++k)
+      on_node(nodes[k], [this, i = nodes[k], k, job] {
         try {
           Timer t(eval_ns_);
-          job->params[i] = store_->params[i].clone();
-          job->buffers[i] = store_->buffers[i].clone();
-          if (job->per_node) job->node[i] = evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]);
+          job->params[k] = store_->params[i].clone();
+          job->buffers[k] = store_->buffers[i].clone();
+          if (job->per_node) job->node[k] = evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]);
           if (--job->remaining == 0) finish_evaluation(*job);
         } catch (...) {
           job->fail(std::current_exception());
@@ -472,6 +500,8 @@ class TorchLearner : public Learner {
   std::unique_ptr<NodeChains> chains_;
   Partition partition_;
   std::vector<Sampler> samplers_;
+  torch::Tensor initial_params_, initial_buffers_;  // for nodes that join fresh
+  std::vector<NodeId> evaluated_;                   // empty: all
   std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating
 };
 

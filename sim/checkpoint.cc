@@ -133,8 +133,12 @@ void TrackingLearner::merge(NodeId receiver, const SnapshotPtr& s, double w_self
   inner_.merge(receiver, t.real, w_self, w_other);
 }
 
-void TrackingLearner::average_all() {
-  if (!replaying_) inner_.average_all();
+void TrackingLearner::average(const std::vector<NodeId>& nodes) {
+  if (!replaying_) inner_.average(nodes);
+}
+
+void TrackingLearner::reset_node(NodeId n, const std::vector<NodeId>& from) {
+  if (!replaying_) inner_.reset_node(n, from);
 }
 
 PendingEvaluation TrackingLearner::evaluate_async(bool per_node) {

@@ -64,7 +64,11 @@ class TrackingLearner : public Learner {
   void step_all(const std::vector<NodeId>& nodes) override;
   SnapshotPtr snapshot(NodeId n) override;
   void merge(NodeId receiver, const SnapshotPtr& s, double w_self, double w_other) override;
-  void average_all() override;
+  void average(const std::vector<NodeId>& nodes) override;
+  void reset_node(NodeId n, const std::vector<NodeId>& from) override;
+  // Reaches the real learner during a replay too: it is a setting, not state
+  // that load_state restores.
+  void set_evaluated(const std::vector<NodeId>& nodes) override { inner_.set_evaluated(nodes); }
   PendingEvaluation evaluate_async(bool per_node) override;
   int64_t batch() const override { return inner_.batch(); }
   int64_t train_size() const override { return inner_.train_size(); }

@@ -1,5 +1,8 @@
 #include "sim/cluster.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -22,20 +25,24 @@ Cluster::Cluster(const MethodContext& ctx, int nodes)
     if (nodes_[n].base <= Time::zero()) nodes_[n].base = nanoseconds(1);
     nodes_[n].jitter_rng = streams.stream("compute-jitter", n);
     nodes_[n].choice_rng = streams.stream("peer-choice", n);
+    up_nodes_.push_back(n);
   }
 }
 
 void Cluster::iterate(NodeId n, std::function<void()> then, bool run_kernel) {
   Node& node = nodes_[n];
+  if (!node.up) return;
   if (node.computing) throw std::logic_error("a node started an iteration while computing");
   Time duration = node.base;
   if (node.jitter > 0) {
     double u = 2 * uniform01(node.jitter_rng) - 1;
-    duration = Time::ns(std::max<int64_t>(1, std::llround(node.base.ns() * (1 + node.jitter * u))));
+    duration = Time::ns(std::max<int64_t>(1, std::llround(node.base.ns() * node.speed * (1 + node.jitter * u))));
+  } else if (node.speed != 1) {
+    duration = Time::ns(std::max<int64_t>(1, std::llround(node.base.ns() * node.speed)));
   }
   node.computing = true;
   node.iteration_start = now();
-  ctx_.sim.schedule(duration, [this, n, duration, run_kernel, then = std::move(then)] {
+  node.iteration = ctx_.sim.schedule(duration, [this, n, duration, run_kernel, then = std::move(then)] {
     Node& node = nodes_[n];
     if (run_kernel) ctx_.learner.step(n);
     node.computing = false;
@@ -55,6 +62,94 @@ const std::vector<NodeId>& Cluster::peers(NodeId n) const { return ctx_.scenario
 NodeId Cluster::random_peer(NodeId n) {
   const auto& p = peers(n);
   return p[uniform_index(nodes_[n].choice_rng, p.size())];
+}
+
+NodeId Cluster::up_peer(NodeId n) {
+  if (up_nodes_.size() == nodes_.size()) return random_peer(n);
+  std::vector<NodeId> up;
+  for (NodeId p : peers(n))
+    if (nodes_[p].up) up.push_back(p);
+  return up.empty() ? -1 : up[uniform_index(nodes_[n].choice_rng, up.size())];
+}
+
+void Cluster::abandon_iteration(NodeId n) {
+  Node& node = nodes_[n];
+  if (!node.computing) return;
+  ctx_.sim.cancel(node.iteration);
+  node.computing = false;
+  node.compute_total += now() - node.iteration_start;  // spent, though its result is thrown away
+}
+
+void Cluster::membership_changed() {
+  up_nodes_.clear();
+  for (NodeId n = 0; n < size(); ++n)
+    if (nodes_[n].up) up_nodes_.push_back(n);
+  // With nobody up, evaluations keep averaging every model as it was left.
+  ctx_.learner.set_evaluated(up_nodes_.empty() || up_nodes_.size() == nodes_.size() ? std::vector<NodeId>{} : up_nodes_);
+}
+
+void Cluster::start_down(NodeId n) {
+  nodes_[n].up = false;
+  nodes_[n].down_since = now();
+  membership_changed();
+}
+
+void Cluster::go_down(NodeId n, bool crash) {
+  Node& node = nodes_[n];
+  if (!node.up) throw std::logic_error("a node that is down went down");
+  node.up = false;
+  ++node.life;
+  node.down_since = now();
+  abandon_iteration(n);
+  const std::string name = fmt::format("n{}", n);
+  ctx_.recorder.network_events.push_back({now(), crash ? "crash" : "leave", name, 0, ""});
+  std::vector<Pending> inbox;
+  inbox.swap(node.inbox);
+  for (const Pending& p : inbox) {
+    if (crash) lose(p.row, now(), "receiver crashed before merging it");
+    else merge(n, p);
+  }
+  if (crash)
+    cut_where([n](const FlowRecord& f) { return f.src == n || f.dst == n; },
+              [n](const FlowRecord& f) { return f.src == n ? "sender crashed" : "receiver crashed"; });
+  else
+    cut_where([n](const FlowRecord& f) { return f.dst == n; },
+              [](const FlowRecord&) { return "receiver left"; });
+  membership_changed();
+}
+
+void Cluster::come_up(NodeId n, const std::string& model) {
+  Node& node = nodes_[n];
+  if (node.up) throw std::logic_error("a node that is up joined");
+  node.up = true;
+  node.down_total += now() - node.down_since;
+  node.weight = 1;
+  if (model == "fresh") ctx_.learner.reset_node(n, {});
+  else if (model == "average" && !up_nodes_.empty()) ctx_.learner.reset_node(n, up_nodes_);
+  ctx_.recorder.network_events.push_back({now(), "join", fmt::format("n{}", n), 0, model});
+  membership_changed();
+}
+
+void Cluster::cut_where(const std::function<bool(const FlowRecord&)>& which,
+                        std::function<std::string(const FlowRecord&)> reason) {
+  auto cut = ctx_.net.cancel_flows([&](const FlowRecord& f) { return !f.background && which(f); });
+  cut_reason_ = std::move(reason);
+  for (auto& [record, done] : cut)
+    if (done) done(record);
+  cut_reason_ = nullptr;
+}
+
+void Cluster::cut(const std::vector<FlowId>& flows, const std::string& reason) {
+  cut_where([&](const FlowRecord& f) { return std::find(flows.begin(), flows.end(), f.id) != flows.end(); },
+            [reason](const FlowRecord&) { return reason; });
+}
+
+void Cluster::lose(size_t row, Time when, const std::string& reason) {
+  TransferRow& t = ctx_.recorder.transfers[row];
+  t.lost = true;
+  ++transfers_lost_;
+  ctx_.recorder.network_events.push_back(
+      {when, "lost", fmt::format("n{}->n{}", t.src, t.dst), static_cast<double>(t.bytes), reason});
 }
 
 void Cluster::comm_change(NodeId n, int delta_out, int delta_in) {
@@ -82,6 +177,12 @@ size_t Cluster::begin_transfer(NodeId src, NodeId dst, Bytes size) {
 }
 
 void Cluster::end_transfer(const FlowRecord& f, size_t row) {
+  if (f.lost) {
+    lose(row, f.finish, cut_reason_ ? cut_reason_(f) : "cut");
+    comm_change(f.src, -1, 0);
+    comm_change(f.dst, 0, -1);
+    return;
+  }
   bytes_sent_ += f.size.count;
   ++transfers_done_;
   ctx_.recorder.transfers[row].finish = f.finish;
@@ -91,13 +192,17 @@ void Cluster::end_transfer(const FlowRecord& f, size_t row) {
   ++nodes_[f.dst].received;
 }
 
-void Cluster::send(NodeId src, NodeId dst, Sent sent) {
+FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) {
   double weight = 1;
   if (gosgd_) weight = (nodes_[src].weight /= 2);
   const Bytes size = ctx_.learner.model_bytes();
   Pending p{ctx_.learner.snapshot(src), weight, begin_transfer(src, dst, size)};
-  ctx_.net.start_flow(src, dst, size, [this, p, sent = std::move(sent)](const FlowRecord& f) {
+  return ctx_.net.start_flow(src, dst, size, [this, p, sent = std::move(sent)](const FlowRecord& f) {
     end_transfer(f, p.row);
+    if (f.lost) {
+      if (sent) sent(f);
+      return;
+    }
     ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
     ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
     ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
@@ -106,9 +211,9 @@ void Cluster::send(NodeId src, NodeId dst, Sent sent) {
   });
 }
 
-void Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent) {
+FlowId Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent) {
   const size_t row = begin_transfer(src, dst, size);
-  ctx_.net.start_flow(src, dst, size, [this, row, sent = std::move(sent)](const FlowRecord& f) {
+  return ctx_.net.start_flow(src, dst, size, [this, row, sent = std::move(sent)](const FlowRecord& f) {
     end_transfer(f, row);
     if (sent) sent(f);
   });
@@ -147,6 +252,7 @@ void Cluster::close() {
     r.iterations = n.iterations;
     r.sent = n.sent;
     r.received = n.received;
+    r.down = n.down_total + (n.up ? Time::zero() : now() - n.down_since);
     rows.push_back(r);
   }
 }

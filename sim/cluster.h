@@ -14,6 +14,19 @@
 // the method's options: average, x_j <- (x_j + x_i) / 2; gosgd, the sender
 // halves its weight a_i and sends it along, x_j <- (a_j x_j + a_i x_i) /
 // (a_j + a_i), a_j <- a_j + a_i (Blot et al. 2016).
+//
+// Churn (sim/wan.h, docs/methods.md): a node that crashes or leaves stops at
+// once; its iteration in progress is abandoned (its kernel never runs) and
+// iterate() does nothing while it is down. A crash cuts every transfer from
+// or to it and drops the models in its inbox: those transfers are lost and
+// never merged. A leave is graceful: its outgoing transfers in flight still
+// arrive and its inbox is merged; transfers to it are cut. Every lost
+// transfer is an events.csv row with its reason, and its continuation runs
+// with FlowRecord::lost set. A node that joins takes the model its churn
+// entry names. Nodes learn of a peer's crash, leave or join at once (a
+// perfect failure detector): up_peer() draws among the peers that are up.
+// life(n) counts node n's downs, so that a continuation of an earlier life
+// can tell it is stale.
 #pragma once
 
 #include <functional>
@@ -48,25 +61,48 @@ class Cluster {
 
   // One iteration of node n; `then` runs after its kernel and merges. With
   // run_kernel false the caller runs the kernel itself (all-reduce batches them).
+  // Does nothing while n is down.
   void iterate(NodeId n, std::function<void()> then, bool run_kernel = true);
   bool computing(NodeId n) const { return nodes_[n].computing; }
   int64_t iterations(NodeId n) const { return nodes_[n].iterations; }
   int64_t total_iterations() const { return total_iterations_; }
 
-  void send(NodeId src, NodeId dst, Sent sent = {});
+  FlowId send(NodeId src, NodeId dst, Sent sent = {});
   // Records a flow that carries no model (all-reduce chunks): counted in bytes
   // and transfers, never merged.
-  void send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent);
+  FlowId send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent);
+  // Cuts transfers in flight (all-reduce abandoning a step): each is lost
+  // with `reason` and its continuation runs with FlowRecord::lost set.
+  void cut(const std::vector<FlowId>& flows, const std::string& reason);
+
+  // Churn.
+  bool up(NodeId n) const { return nodes_[n].up; }
+  uint64_t life(NodeId n) const { return nodes_[n].life; }
+  const std::vector<NodeId>& up_nodes() const { return up_nodes_; }
+  void go_down(NodeId n, bool crash);
+  // model: "average" (the mean of the nodes up now; its own when none is),
+  // "fresh" (the initial model) or "stale" (the model it had when it went down).
+  void come_up(NodeId n, const std::string& model);
+  // A node that is down from the start: no event, nothing lost.
+  void start_down(NodeId n);
+  // Stops n's iteration in progress, if any, without running its kernel.
+  void abandon_iteration(NodeId n);
   int outgoing(NodeId n) const { return nodes_[n].outgoing; }
+  // /compute/profiles: n's iterations from now on take `factor` times as long.
+  void set_speed_factor(NodeId n, double factor) { nodes_[n].speed = factor; }
   int incoming(NodeId n) const { return nodes_[n].incoming; }
 
   const std::vector<NodeId>& peers(NodeId n) const;
   NodeId random_peer(NodeId n);
+  // A random neighbour that is up; -1 when none is. With every peer up it
+  // draws exactly as random_peer does.
+  NodeId up_peer(NodeId n);
   Rng& rng(NodeId n) { return nodes_[n].choice_rng; }
 
   int64_t bytes_sent() const { return bytes_sent_; }
   int64_t transfers_done() const { return transfers_done_; }
   int64_t merges() const { return merges_; }
+  int64_t transfers_lost() const { return transfers_lost_; }
   // Fills the recorder's per-node rows at the end of a run.
   void close();
 
@@ -84,13 +120,21 @@ class Cluster {
     std::vector<Pending> inbox;
     double weight = 1;  // gosgd
     double jitter = 0;  // the scenario's, or this node's override
+    double speed = 1;   // iteration time factor from /compute/profiles
     int outgoing = 0, incoming = 0;
     Time comm_since, comm_total, compute_total;
     int64_t iterations = 0, sent = 0, received = 0;
+    bool up = true;
+    uint64_t life = 0;
+    EventHandle iteration;
+    Time down_since, down_total;
   };
 
   size_t begin_transfer(NodeId src, NodeId dst, Bytes size);  // its row in recorder.transfers
-  void end_transfer(const FlowRecord& f, size_t row);
+  void end_transfer(const FlowRecord& f, size_t row);  // also when lost
+  void lose(size_t row, Time when, const std::string& reason);
+  void cut_where(const std::function<bool(const FlowRecord&)>& which, std::function<std::string(const FlowRecord&)> reason);
+  void membership_changed();
   void deliver(NodeId dst, Pending p);
   void merge(NodeId dst, const Pending& p);
   void comm_change(NodeId n, int delta_out, int delta_in);
@@ -99,7 +143,9 @@ class Cluster {
   std::vector<Node> nodes_;
   bool gosgd_;
   double jitter_;
-  int64_t total_iterations_ = 0, bytes_sent_ = 0, transfers_done_ = 0, merges_ = 0;
+  int64_t total_iterations_ = 0, bytes_sent_ = 0, transfers_done_ = 0, merges_ = 0, transfers_lost_ = 0;
+  std::vector<NodeId> up_nodes_;
+  std::function<std::string(const FlowRecord&)> cut_reason_;  // while cutting
 };
 
 }  // namespace gossipsim

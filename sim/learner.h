@@ -49,8 +49,20 @@ class Learner {
   // The snapshot may not be taken yet: a learner that runs kernels later
   // keeps it until the merge runs.
   virtual void merge(NodeId receiver, const SnapshotPtr& s, double w_self, double w_other) = 0;
-  // All nodes take the mean of all models (and of their optimizer state).
-  virtual void average_all() = 0;
+  // The listed nodes take the mean of their models (and of their optimizer
+  // state); average_all() is all nodes.
+  virtual void average(const std::vector<NodeId>& nodes) = 0;
+  void average_all() {
+    std::vector<NodeId> all(node_count());
+    for (NodeId n = 0; n < node_count(); ++n) all[n] = n;
+    average(all);
+  }
+  // Churn (sim/wan.h): node n (re)joins with the mean of `from`'s models, or
+  // with the initial model when `from` is empty; its momentum starts at 0.
+  virtual void reset_node(NodeId n, const std::vector<NodeId>& from) = 0;
+  // Evaluations asked for from now on average (and report per node) only
+  // these nodes' models, those that are up; empty: all nodes (the default).
+  virtual void set_evaluated(const std::vector<NodeId>& nodes) = 0;
   // Evaluates the models as they are after every operation asked for so far,
   // without waiting for those operations to run; get() waits for the result.
   virtual PendingEvaluation evaluate_async(bool per_node) = 0;
@@ -92,7 +104,9 @@ class NullLearner : public Learner {
   void step(NodeId) override {}
   SnapshotPtr snapshot(NodeId) override { return std::make_shared<ModelSnapshot>(); }
   void merge(NodeId, const SnapshotPtr&, double, double) override {}
-  void average_all() override {}
+  void average(const std::vector<NodeId>&) override {}
+  void reset_node(NodeId, const std::vector<NodeId>&) override {}
+  void set_evaluated(const std::vector<NodeId>&) override {}
   PendingEvaluation evaluate_async(bool) override;
   int64_t batch() const override { return batch_; }
   int64_t train_size() const override { return train_size_; }

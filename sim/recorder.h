@@ -27,16 +27,24 @@ struct TransferRow {
   Time snapshot, start, finish, merge;
   bool finished = false;         // false: still in flight when the run ended
   bool merged = false;           // false: still unmerged when the run ended
+  bool lost = false;             // cut by a crash, a leave or an abandoned all-reduce step
   int64_t sender_iterations_at_snapshot = 0, sender_iterations_at_merge = 0;
 };
 
-// Something that happened to the network: a capacity applied (value in
-// Mbit/s) by a profile of /network/profiles.
+// Something that happened to the WAN (events.csv):
+//   capacity      a profile set target's capacity to value Mbit/s
+//   latency       a profile set a link's latency to value ms
+//   speed         a profile set node target's iteration time factor to value
+//   crash, leave  node target went down
+//   join          node target came up; detail: the model it took
+//   lost          transfer target ("n3->n5", value bytes) was lost; detail: why
+//   cross-traffic a background flow target started; value bytes; detail: its source entry
 struct NetworkEventRow {
   Time time;
-  std::string kind;    // capacity
-  std::string target;  // "link a--b", "up n3", "down n3"
+  std::string kind;
+  std::string target;
   double value = 0;
+  std::string detail;
 };
 
 struct NodeRow {
@@ -44,6 +52,7 @@ struct NodeRow {
   Time idle;                    // run time - compute
   int64_t iterations = 0;
   int64_t sent = 0, received = 0;
+  Time down;  // time spent down (churn)
 };
 
 // A Chrome trace-event on one of a node's tracks; ph is X (span), i

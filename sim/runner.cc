@@ -96,8 +96,28 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
     sim.schedule(every, periodic);
   };
   sim.schedule(Time::zero(), periodic);
-  WanDynamics wan(sim, net, sc.network.profiles, run.recorder);
+  std::vector<WanProfile> profiles = sc.network.profiles;
+  profiles.insert(profiles.end(), sc.compute.profiles.begin(), sc.compute.profiles.end());
+  WanDynamics wan(sim, net, run.recorder, std::move(profiles), sc.network.cross_traffic,
+                  [&](NodeId n, double factor) {
+                    if (n < cluster.size()) cluster.set_speed_factor(n, factor);
+                  },
+                  sc.seed);
   wan.start();
+  // Churn is the topology's nodes'; `single` trains one model and has none.
+  if (method.name != "single") {
+    for (NodeId n : sc.churn.start_down) cluster.start_down(n);
+    for (const ChurnEvent& e : sc.churn.events)
+      sim.schedule_at(e.at, [&, e] {
+        if (e.down()) {
+          cluster.go_down(e.node, e.kind == ChurnEvent::Kind::kCrash);
+          protocol->on_down(e.node);
+        } else {
+          cluster.come_up(e.node, e.model);
+          protocol->on_up(e.node);
+        }
+      });
+  }
   protocol->start();
 
   const Time until = sc.stop.virtual_s > 0 ? seconds(sc.stop.virtual_s) : Time::max();
@@ -182,6 +202,13 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
 
   const auto& rows = run.recorder.metrics;
   const MetricRow& last = rows.back();
+  auto count_transfers = [&](bool (*which)(const TransferRow&)) {
+    return static_cast<int64_t>(std::count_if(run.recorder.transfers.begin(), run.recorder.transfers.end(), which));
+  };
+  auto count_events = [&](const std::string& kind) {
+    return static_cast<int64_t>(std::count_if(run.recorder.network_events.begin(), run.recorder.network_events.end(),
+                                              [&](const NetworkEventRow& e) { return e.kind == kind; }));
+  };
   nlohmann::json targets = nlohmann::json::object();
   for (double target : sc.eval.targets) {
     nlohmann::json hit;  // null when never reached
@@ -211,12 +238,18 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
       {"bytes_sent", cluster.bytes_sent()},
       {"transfers", cluster.transfers_done()},
       {"transfers_started", static_cast<int64_t>(run.recorder.transfers.size())},
-      {"transfers_finished", std::count_if(run.recorder.transfers.begin(), run.recorder.transfers.end(),
-                                           [](const TransferRow& t) { return t.finished; })},
-      {"transfers_in_flight", std::count_if(run.recorder.transfers.begin(), run.recorder.transfers.end(),
-                                            [](const TransferRow& t) { return !t.finished; })},
-      {"transfers_lost", 0},
-      {"capacity_changes", static_cast<int64_t>(run.recorder.network_events.size())},
+      {"transfers_finished", count_transfers([](const TransferRow& t) { return t.finished && !t.lost; })},
+      {"transfers_in_flight", count_transfers([](const TransferRow& t) { return !t.finished && !t.lost; })},
+      {"transfers_lost", count_transfers([](const TransferRow& t) { return t.lost; })},
+      {"capacity_changes", count_events({"capacity"})},
+      {"latency_changes", count_events({"latency"})},
+      {"speed_changes", count_events({"speed"})},
+      {"crashes", count_events({"crash"})},
+      {"leaves", count_events({"leave"})},
+      {"joins", count_events({"join"})},
+      {"cross_traffic_flows_started", wan.cross_flows_started()},
+      {"cross_traffic_flows_finished", wan.cross_flows_finished()},
+      {"cross_traffic_bytes", wan.cross_bytes_finished()},
       {"merges", cluster.merges()},
       {"events", sim.executed()},
       {"wall_s", seconds_since(wall_start)},

@@ -33,6 +33,7 @@ ComputeOptions parse_compute(const JsonReader& r) {
   if (auto v = r.child("iteration_ms")) c.iteration_ms = Distribution::parse(*v, Domain::kPositive, {1e-3, 1e7});
   c.jitter = r.number("jitter", 0.0);
   r.require(c.jitter >= 0 && c.jitter <= 0.9, "jitter", "a number in [0, 0.9]");
+  r.has("profiles");  // read by parse_scenario once the topology is built
   r.done();
   return c;
 }
@@ -237,7 +238,10 @@ void check_memory(const Scenario& sc, int64_t model_bytes, int64_t data_bytes) {
 
 NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
   NetworkOptions n;
-  if (allow_profiles) r.has("profiles");  // read by parse_scenario once the topology is built
+  if (allow_profiles) {  // read by parse_scenario once the topology is built
+    r.has("profiles");
+    r.has("cross_traffic");
+  }
   if (auto access = r.child("access")) {
     if (auto v = access->child("up_mbps")) n.links.up_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
     if (auto v = access->child("down_mbps"))
@@ -312,8 +316,14 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   sc.topology = build_topology(r.at("topology"), sc.network.links, Streams(sc.seed), sc.limits);
   if (auto o = r.child("overrides"))
     apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
-  if (auto n = r.child("network"))
-    if (auto p = n->child("profiles")) sc.network.profiles = parse_profiles(*p, sc.topology, Streams(sc.seed));
+  const Streams streams(sc.seed);
+  if (auto n = r.child("network")) {
+    if (auto p = n->child("profiles")) sc.network.profiles = parse_profiles(*p, sc.topology, streams);
+    if (auto p = n->child("cross_traffic")) sc.network.cross_traffic = parse_cross_traffic(*p, sc.topology, streams);
+  }
+  if (auto c = r.child("compute"))
+    if (auto p = c->child("profiles")) sc.compute.profiles = parse_compute_profiles(*p, sc.topology, streams);
+  if (auto c = r.child("churn")) sc.churn = parse_churn(*c, sc.topology, streams);
   r.done();
   if (sc.topology.node_count() < 2)
     for (size_t i = 0; i < sc.methods.size(); ++i)

@@ -25,8 +25,11 @@ struct NetworkOptions {
   // 10) and capacity per direction in Mbit/s (default 1000), drawn once per
   // link where the topology does not fix them.
   LinkDefaults links;
-  // /network/profiles: capacities that change in virtual time (sim/wan.h).
-  std::vector<CapacityProfile> profiles;
+  // /network/profiles: capacities and latencies that change in virtual time
+  // (sim/wan.h).
+  std::vector<WanProfile> profiles;
+  // /network/cross_traffic: background flows (sim/wan.h).
+  std::vector<CrossTraffic> cross_traffic;
 };
 
 // /compute
@@ -39,6 +42,9 @@ struct ComputeOptions {
   double jitter = 0;
   // Per-node values set by /overrides (sim/wan.h); empty without them.
   ComputeOverrides overrides;
+  // /compute/profiles: iteration time factors that change in virtual time
+  // (sim/wan.h).
+  std::vector<WanProfile> profiles;
 };
 
 // One entry of /methods: a method name or an object with the name and options.
@@ -98,6 +104,9 @@ struct Scenario {
   StopOptions stop;
   EvalOptions eval;
   LimitsOptions limits;
+  // /churn: nodes that crash, leave and join (sim/wan.h). Every method but
+  // `single` (which has no network) plays it.
+  Churn churn;
 };
 
 // The most evaluations one method's run may make (/stop/virtual_s / /eval/every_s).

@@ -60,6 +60,53 @@ std::pair<Vertex, Vertex> link_of(const JsonReader& r, const std::string& key, c
   return {ends[0], ends[1]};
 }
 
+// The nodes a selector of object e names (kNodeSelectors), in id order,
+// each once; `found` counts the selector keys present.
+std::vector<NodeId> select_nodes(const JsonReader& e, const Topology& t, const std::map<std::string, Vertex>& names,
+                                 Rng rng, int& found) {
+  std::vector<NodeId> nodes;
+  const NodeId n = t.node_count();
+  if (auto v = e.child("nodes")) {
+    ++found;
+    for (size_t i = 0; i < v->array_size(); ++i) nodes.push_back(node_of(v->element(i), t, names));
+    if (nodes.empty()) v->fail("at least one node");
+  }
+  if (auto v = e.child("range")) {
+    ++found;
+    if (v->array_size() != 2) v->fail("[first, last] node ids");
+    const NodeId first = node_of(v->element(0), t, names), last = node_of(v->element(1), t, names);
+    if (last < first) v->element(1).fail("a node id >= the first");
+    for (NodeId i = first; i <= last; ++i) nodes.push_back(i);
+  }
+  if (e.has("region")) {
+    ++found;
+    const std::string region = e.string("region");
+    for (NodeId i = 0; i < n; ++i)
+      if (t.graph[t.nodes[i]].region == region) nodes.push_back(i);
+    if (nodes.empty()) e.fail("region", "a region that holds compute nodes");
+  }
+  if (e.has("all")) {
+    ++found;
+    if (!e.boolean("all", false)) e.fail("all", "true");
+    for (NodeId i = 0; i < n; ++i) nodes.push_back(i);
+  }
+  if (e.has("fraction")) {
+    ++found;
+    const double f = e.number("fraction");
+    e.require(f > 0 && f <= 1, "fraction", "a fraction of the nodes in (0, 1]");
+    const size_t count = std::max<size_t>(1, static_cast<size_t>(std::llround(f * n)));
+    std::vector<NodeId> all(n);
+    for (NodeId i = 0; i < n; ++i) all[i] = i;
+    for (size_t i = 0; i < count; ++i) std::swap(all[i], all[i + uniform_index(rng, n - i)]);
+    nodes.assign(all.begin(), all.begin() + count);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+constexpr const char* kNodeSelectors = "exactly one of nodes, range, region, all, fraction";
+
 // Points read from a CSV file of time_s,value rows.
 std::vector<std::pair<double, double>> read_csv_points(const JsonReader& r, const std::string& key) {
   fs::path path = r.string(key);
@@ -86,7 +133,21 @@ std::vector<std::pair<double, double>> read_csv_points(const JsonReader& r, cons
   return out;
 }
 
-Profile parse_profile(const JsonReader& r, Rng rng) {
+// What values a profile may take.
+struct ValueRange {
+  double min, max;
+  bool zero;         // 0 is allowed too
+  const char* unit;  // for messages
+  bool ok(double v) const { return (zero && v == 0) || (v >= min && v <= max); }
+  std::string text() const {
+    return fmt::format("{}[{:g}, {:g}]{}", zero ? "0 or a value in " : "a value in ", min, max, unit);
+  }
+};
+const ValueRange kCapacityRange{kCapacityMbps.min_draw, kCapacityMbps.max, true, " Mbit/s"};
+const ValueRange kLatencyRange{0, kLatencyMs.max, false, " ms"};
+const ValueRange kFactorRange{0.01, 1000, false, ""};
+
+Profile parse_profile(const JsonReader& r, Rng rng, const ValueRange& range) {
   r.expect_object();
   std::vector<std::pair<double, double>> pts;  // seconds, mbps
   int kinds = 0;
@@ -122,7 +183,7 @@ Profile parse_profile(const JsonReader& r, Rng rng) {
   if (auto g = r.child("diurnal")) {
     const double mean = g->number("mean"), amplitude = g->number("amplitude"), period = g->number("period_s");
     const double phase = g->number("phase_s", 0.0);
-    g->require(mean > 0, "mean", "a capacity > 0 in Mbit/s");
+    g->require(mean > 0 && range.ok(mean), "mean", range.text());
     g->require(amplitude >= 0 && amplitude <= 1, "amplitude", "a fraction in [0, 1]");
     g->require(period > 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in (0, 1e9]");
     const double s = step(*g, period);
@@ -135,8 +196,9 @@ Profile parse_profile(const JsonReader& r, Rng rng) {
     double value = g->number("start");
     const double sigma = g->number("sigma"), lo = g->number("min"), hi = g->number("max");
     g->require(sigma >= 0 && sigma <= 10, "sigma", "a number in [0, 10]");
-    g->require(lo > 0 && lo <= hi, "min", "a capacity > 0, <= max");
-    g->require(value >= lo && value <= hi, "start", "a capacity within [min, max]");
+    g->require(range.ok(lo) && lo > 0 && lo <= hi, "min", range.text() + ", > 0 and <= max");
+    g->require(range.ok(hi), "max", range.text());
+    g->require(value >= lo && value <= hi, "start", "a value within [min, max]");
     const double end = until(*g), s = step(*g, end);
     g->done();
     boost::random::normal_distribution<double> normal(0, 1);
@@ -151,8 +213,8 @@ Profile parse_profile(const JsonReader& r, Rng rng) {
     const Distribution down = Distribution::parse(g->at("down_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
     const double end = until(*g);
     g->done();
-    g->require(on == 0 || (on >= kCapacityMbps.min_draw && on <= kCapacityMbps.max), "on", "a capacity in Mbit/s");
-    g->require(off == 0 || (off >= kCapacityMbps.min_draw && off <= kCapacityMbps.max), "off", "a capacity in Mbit/s");
+    g->require(range.ok(on), "on", range.text());
+    g->require(range.ok(off), "off", range.text());
     for (double t = 0; t < end && pts.size() <= kMaxPoints;) {
       pts.emplace_back(t, on);
       t += up.sample(rng);
@@ -172,8 +234,7 @@ Profile parse_profile(const JsonReader& r, Rng rng) {
     if (!(t >= 0 && t <= kMaxVirtualSeconds)) r.fail(where + ": a time in [0, 1e9] s");
     if (i > 0 && !(t > pts[i - 1].first)) r.fail(where + ": a time after the previous point's (times strictly increase)");
     if (period > 0 && !(t < period)) r.fail(where + ": a time within the period (< period_s)");
-    if (!(v == 0 || (v >= kCapacityMbps.min_draw && v <= kCapacityMbps.max)))
-      r.fail(where + fmt::format(": a capacity of 0 or in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
+    if (!range.ok(v)) r.fail(where + ": " + range.text());
     p.points.emplace_back(seconds(t), v);
   }
   // Rounding to the nanosecond must not merge two points.
@@ -190,37 +251,15 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
   for (size_t k = 0; k < list.array_size(); ++k) {
     JsonReader e = list.element(k);
     e.expect_object();
-    std::vector<NodeId> nodes;
     int selectors = 0;
-    if (auto v = e.child("nodes")) {
-      ++selectors;
-      for (size_t i = 0; i < v->array_size(); ++i) nodes.push_back(node_of(v->element(i), t, names));
-    }
-    if (auto v = e.child("range")) {
-      ++selectors;
-      if (v->array_size() != 2) v->fail("[first, last] node ids");
-      const NodeId first = node_of(v->element(0), t, names), last = node_of(v->element(1), t, names);
-      if (last < first) v->element(1).fail("a node id >= the first");
-      for (NodeId i = first; i <= last; ++i) nodes.push_back(i);
-    }
-    if (e.has("region")) {
-      ++selectors;
-      const std::string region = e.string("region");
-      for (NodeId i = 0; i < t.node_count(); ++i)
-        if (t.graph[t.nodes[i]].region == region) nodes.push_back(i);
-      if (nodes.empty()) e.fail("region", "a region that holds compute nodes");
-    }
-    if (e.boolean("all", false)) {
-      ++selectors;
-      for (NodeId i = 0; i < t.node_count(); ++i) nodes.push_back(i);
-    }
+    std::vector<NodeId> nodes = select_nodes(e, t, names, streams.stream("select-override", k), selectors);
     std::optional<std::pair<Vertex, Vertex>> link;
     for (const char* key : {"link", "region_pair"})
       if (e.has(key)) {
         ++selectors;
         link = link_of(e, key, t, names);
       }
-    if (selectors != 1) e.fail("exactly one of nodes, range, region, all, link, region_pair");
+    if (selectors != 1) e.fail("exactly one of nodes, range, region, all, fraction, link, region_pair");
 
     if (link) {
       auto [edge, found] = boost::edge(link->first, link->second, t.graph);
@@ -260,39 +299,44 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
   }
 }
 
-std::vector<CapacityProfile> parse_profiles(const JsonReader& list, const Topology& t, const Streams& streams) {
+const char* WanProfile::kind() const {
+  switch (target) {
+    case Target::kLinkLatency: return "latency";
+    case Target::kCompute: return "speed";
+    default: return "capacity";
+  }
+}
+
+std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t, const Streams& streams) {
   const auto names = vertex_names(t);
-  std::vector<CapacityProfile> out;
+  std::vector<WanProfile> out;
   for (size_t k = 0; k < list.array_size(); ++k) {
     JsonReader e = list.element(k);
     e.expect_object();
-    const Profile p = parse_profile(e.at("capacity_mbps"), streams.stream("profile", k));
     int targets = 0;
     for (const char* key : {"link", "region_pair"})
       if (e.has(key)) {
         ++targets;
         auto [a, b] = link_of(e, key, t, names);
-        CapacityProfile c;
-        c.target = CapacityProfile::Target::kLink;
-        c.a = a;
-        c.b = b;
-        c.name = fmt::format("link {}--{}", t.graph[a].name, t.graph[b].name);
-        c.mbps = p;
-        out.push_back(c);
+        const std::string link = fmt::format("link {}--{}", t.graph[a].name, t.graph[b].name);
+        if (!e.has("capacity_mbps") && !e.has("latency_ms")) e.fail("capacity_mbps or latency_ms (or both)");
+        if (e.has("capacity_mbps"))
+          out.push_back({WanProfile::Target::kLinkCapacity, a, b, 0, link,
+                         parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange)});
+        if (e.has("latency_ms"))
+          out.push_back({WanProfile::Target::kLinkLatency, a, b, 0, link,
+                         parse_profile(e.at("latency_ms"), streams.stream("profile-latency", k), kLatencyRange)});
       }
     if (e.has("access")) {
       ++targets;
       const NodeId n = node_of(e.at("access"), t, names);
       const std::string dir = e.string("direction", "both");
       if (dir != "up" && dir != "down" && dir != "both") e.fail("direction", "one of up, down, both");
+      const Profile p = parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange);
       for (bool up : {true, false}) {
         if ((up && dir == "down") || (!up && dir == "up")) continue;
-        CapacityProfile c;
-        c.target = up ? CapacityProfile::Target::kUp : CapacityProfile::Target::kDown;
-        c.node = n;
-        c.name = fmt::format("{} {}", up ? "up" : "down", t.graph[t.nodes[n]].name);
-        c.mbps = p;
-        out.push_back(c);
+        out.push_back({up ? WanProfile::Target::kUp : WanProfile::Target::kDown, 0, 0, n,
+                       fmt::format("{} {}", up ? "up" : "down", t.graph[t.nodes[n]].name), p});
       }
     }
     if (targets != 1) e.fail("exactly one target: link, region_pair or access");
@@ -301,33 +345,215 @@ std::vector<CapacityProfile> parse_profiles(const JsonReader& list, const Topolo
   return out;
 }
 
-WanDynamics::WanDynamics(Simulator& sim, Network& net, const std::vector<CapacityProfile>& profiles, Recorder& recorder)
-    : sim_(sim), net_(net), profiles_(profiles), recorder_(recorder), next_(profiles.size(), 0),
-      cycle_(profiles.size(), Time::zero()) {}
+std::vector<WanProfile> parse_compute_profiles(const JsonReader& list, const Topology& t, const Streams& streams) {
+  const auto names = vertex_names(t);
+  std::vector<WanProfile> out;
+  for (size_t k = 0; k < list.array_size(); ++k) {
+    JsonReader e = list.element(k);
+    e.expect_object();
+    int found = 0;
+    const auto nodes = select_nodes(e, t, names, streams.stream("select-compute", k), found);
+    if (found != 1) e.fail(kNodeSelectors);
+    const Profile p = parse_profile(e.at("factor"), streams.stream("compute-profile", k), kFactorRange);
+    e.done();
+    for (NodeId n : nodes) out.push_back({WanProfile::Target::kCompute, 0, 0, n, fmt::format("n{}", n), p});
+  }
+  return out;
+}
+
+namespace {
+ChurnEvent churn_event(Time at, NodeId n, ChurnEvent::Kind kind, const std::string& model) {
+  ChurnEvent e;
+  e.at = at;
+  e.node = n;
+  e.kind = kind;
+  e.model = model;
+  return e;
+}
+}  // namespace
+
+Churn parse_churn(const JsonReader& list, const Topology& t, const Streams& streams) {
+  const auto names = vertex_names(t);
+  struct Tagged {
+    ChurnEvent e;
+    std::string path;  // where it was given, for errors
+  };
+  std::vector<Tagged> all;
+  constexpr size_t kMaxEvents = 1000000;
+  for (size_t k = 0; k < list.array_size(); ++k) {
+    JsonReader e = list.element(k);
+    e.expect_object();
+    int found = 0;
+    const auto nodes = select_nodes(e, t, names, streams.stream("select-churn", k), found);
+    if (found != 1) e.fail(kNodeSelectors);
+    const std::string model = e.string("model", "average");
+    if (model != "average" && model != "fresh" && model != "stale") e.fail("model", "one of average, fresh, stale");
+    if (e.has("events") == e.has("cycle")) e.fail("exactly one of events, cycle");
+    auto kind_of = [](const std::string& s) {
+      return s == "crash" ? ChurnEvent::Kind::kCrash : s == "leave" ? ChurnEvent::Kind::kLeave : ChurnEvent::Kind::kJoin;
+    };
+    if (auto list = e.child("events")) {
+      if (list->array_size() == 0) list->fail("at least one [time_s, crash | leave | join] pair");
+      for (size_t i = 0; i < list->array_size(); ++i) {
+        JsonReader p = list->element(i);
+        if (p.array_size() != 2) p.fail("a [time_s, crash | leave | join] pair");
+        const double at = p.element(0).as_number();
+        if (!(at >= 0 && at <= kMaxVirtualSeconds)) p.element(0).fail("a time in [0, 1e9] s");
+        const std::string what = p.element(1).as_string();
+        if (what != "crash" && what != "leave" && what != "join") p.element(1).fail("one of crash, leave, join");
+        for (NodeId n : nodes) all.push_back({churn_event(seconds(at), n, kind_of(what), model), p.path()});
+      }
+    }
+    if (auto c = e.child("cycle")) {
+      const Distribution up = Distribution::parse(c->at("up_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
+      const Distribution down = Distribution::parse(c->at("down_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
+      const double until = c->number("until_s");
+      c->require(until > 0 && until <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
+      const std::string how = c->string("down", "crash");
+      if (how != "crash" && how != "leave") c->fail("down", "one of crash, leave");
+      const std::string start = c->string("start", "up");
+      if (start != "up" && start != "down") c->fail("start", "one of up, down");
+      c->done();
+      for (NodeId n : nodes) {
+        Rng rng = streams.stream(fmt::format("churn-{}", k), static_cast<uint64_t>(n));
+        bool is_up = start == "up";
+        // A node that starts down: a down event before time 0, read below.
+        if (!is_up) all.push_back({churn_event(Time::ns(-1), n, ChurnEvent::Kind::kCrash, model), c->path()});
+        for (double at = 0;;) {
+          at += (is_up ? up : down).sample(rng);
+          if (at >= until) break;
+          all.push_back({churn_event(seconds(at), n, is_up ? kind_of(how) : ChurnEvent::Kind::kJoin, model), c->path()});
+          is_up = !is_up;
+          if (all.size() > kMaxEvents) c->fail(fmt::format("at most {} churn events in all", kMaxEvents));
+        }
+      }
+    }
+    if (all.size() > kMaxEvents) e.fail(fmt::format("at most {} churn events in all", kMaxEvents));
+    e.done();
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Tagged& a, const Tagged& b) {
+    return a.e.node != b.e.node ? a.e.node < b.e.node : a.e.at < b.e.at;
+  });
+  Churn churn;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Tagged& x = all[i];
+    const bool first = i == 0 || all[i - 1].e.node != x.e.node;
+    // A node is up before its first event unless that event is a join.
+    const bool was_up = first ? x.e.down() : !all[i - 1].e.down();
+    if (!first && all[i - 1].e.at == x.e.at)
+      throw InputError(list.file(), x.path,
+                       fmt::format("expected node {}'s events at distinct times (two at {:g} s; churn entries overlap)",
+                                   x.e.node, x.e.at.seconds()));
+    if (x.e.down() != was_up)
+      throw InputError(list.file(), x.path,
+                       fmt::format("expected node {}'s events to alternate down and join: a {} at {:g} s while it is {}",
+                                   x.e.node, x.e.down() ? "down event" : "join", x.e.at.seconds(),
+                                   was_up ? "up" : "down"));
+    if (first && !x.e.down()) churn.start_down.push_back(x.e.node);
+    if (x.e.at < Time::zero()) churn.start_down.push_back(x.e.node);  // "start": "down"
+    else churn.events.push_back(x.e);
+  }
+  std::stable_sort(churn.events.begin(), churn.events.end(), [](const ChurnEvent& a, const ChurnEvent& b) {
+    return a.at != b.at ? a.at < b.at : a.node < b.node;
+  });
+  return churn;
+}
+
+std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& list, const Topology& t, const Streams& streams) {
+  const auto names = vertex_names(t);
+  std::vector<CrossTraffic> out;
+  for (size_t k = 0; k < list.array_size(); ++k) {
+    JsonReader e = list.element(k);
+    e.expect_object();
+    CrossTraffic c;
+    c.name = fmt::format("cross_traffic/{}", k);
+    for (const char* end : {"from", "to"}) {
+      JsonReader sel = e.at(end);
+      sel.expect_object();
+      int found = 0;
+      auto nodes = select_nodes(sel, t, names, streams.stream(fmt::format("select-cross-{}", end), k), found);
+      if (found != 1) sel.fail(kNodeSelectors);
+      sel.done();
+      (std::string(end) == "from" ? c.from : c.to) = std::move(nodes);
+    }
+    if (c.from.size() == 1 && c.to.size() == 1 && c.from[0] == c.to[0])
+      e.fail("to", "nodes other than the one sender (a flow needs two different nodes)");
+    c.size_mb = Distribution::parse(e.at("size_mb"), Distribution::Domain::kPositive, {1e-6, 1e6});
+    c.interarrival_s = Distribution::parse(e.at("interarrival_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
+    const double start = e.number("start_s", 0.0), until = e.number("until_s");
+    e.require(start >= 0 && start <= kMaxVirtualSeconds, "start_s", "a number of seconds in [0, 1e9]");
+    e.require(until > start && until <= kMaxVirtualSeconds, "until_s", "a number of seconds after start_s, <= 1e9");
+    c.start = seconds(start);
+    c.until = seconds(until);
+    e.done();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+WanDynamics::WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
+                         std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed)
+    : sim_(sim), net_(net), recorder_(recorder), profiles_(std::move(profiles)), traffic_(std::move(traffic)),
+      set_speed_(std::move(set_speed)), next_(profiles_.size(), 0), cycle_(profiles_.size(), Time::zero()) {
+  const Streams streams(seed);
+  for (size_t k = 0; k < traffic_.size(); ++k) traffic_rng_.push_back(streams.stream("cross-traffic", k));
+}
 
 void WanDynamics::start() {
   for (size_t p = 0; p < profiles_.size(); ++p) schedule_next(p);
+  for (size_t k = 0; k < traffic_.size(); ++k) {
+    const Time first = traffic_[k].start + seconds(traffic_[k].interarrival_s.sample(traffic_rng_[k]));
+    if (first < traffic_[k].until) sim_.schedule_at(first, [this, k] { next_flow(k); });
+  }
+}
+
+void WanDynamics::next_flow(size_t k) {
+  const CrossTraffic& c = traffic_[k];
+  Rng& rng = traffic_rng_[k];
+  const NodeId src = c.from[uniform_index(rng, c.from.size())];
+  std::vector<NodeId> to;
+  for (NodeId n : c.to)
+    if (n != src) to.push_back(n);
+  const double size_mb = c.size_mb.sample(rng);
+  if (!to.empty()) {
+    const NodeId dst = to[uniform_index(rng, to.size())];
+    const Bytes size{std::max<int64_t>(1, std::llround(size_mb * 1e6))};
+    ++cross_started_;
+    recorder_.network_events.push_back({sim_.now(), "cross-traffic", fmt::format("n{}->n{}", src, dst),
+                                        static_cast<double>(size.count), c.name});
+    net_.start_flow(src, dst, size, [this](const FlowRecord& f) {
+      if (f.lost) return;
+      ++cross_finished_;
+      cross_bytes_ += f.size.count;
+    }, /*background=*/true);
+  }
+  const Time next = sim_.now() + seconds(c.interarrival_s.sample(rng));
+  if (next < c.until) sim_.schedule_at(next, [this, k] { next_flow(k); });
 }
 
 void WanDynamics::schedule_next(size_t p) {
-  const CapacityProfile& c = profiles_[p];
-  const auto& points = c.mbps.points;
+  const WanProfile& c = profiles_[p];
+  const auto& points = c.values.points;
   if (next_[p] == points.size()) {
-    if (c.mbps.period == Time::zero()) return;  // the last value holds for ever
+    if (c.values.period == Time::zero()) return;  // the last value holds for ever
     next_[p] = 0;
-    cycle_[p] += c.mbps.period;
+    cycle_[p] += c.values.period;
   }
   const Time at = cycle_[p] + points[next_[p]].first;
   if (at.ns() > static_cast<int64_t>(kMaxVirtualSeconds * 1e9)) return;
   sim_.schedule_at(at, [this, p] {
-    const CapacityProfile& c = profiles_[p];
-    const double value = c.mbps.points[next_[p]].second;
+    const WanProfile& c = profiles_[p];
+    const double value = c.values.points[next_[p]].second;
     switch (c.target) {
-      case CapacityProfile::Target::kLink: net_.set_link_capacity(c.a, c.b, mbps(value)); break;
-      case CapacityProfile::Target::kUp: net_.set_access_capacity(c.node, true, mbps(value)); break;
-      case CapacityProfile::Target::kDown: net_.set_access_capacity(c.node, false, mbps(value)); break;
+      case WanProfile::Target::kLinkCapacity: net_.set_link_capacity(c.a, c.b, mbps(value)); break;
+      case WanProfile::Target::kLinkLatency: net_.set_link_latency(c.a, c.b, milliseconds(value)); break;
+      case WanProfile::Target::kUp: net_.set_access_capacity(c.node, true, mbps(value)); break;
+      case WanProfile::Target::kDown: net_.set_access_capacity(c.node, false, mbps(value)); break;
+      case WanProfile::Target::kCompute:
+        if (set_speed_) set_speed_(c.node, value);
+        break;
     }
-    recorder_.network_events.push_back({sim_.now(), "capacity", c.name, value});
+    recorder_.network_events.push_back({sim_.now(), c.kind(), c.name, value, ""});
     ++next_[p];
     schedule_next(p);
   });

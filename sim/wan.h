@@ -1,44 +1,68 @@
-// A living WAN: per-node and per-link overrides, and capacities that change
-// in virtual time.
+// A living WAN: per-node and per-link overrides, links and nodes that
+// change in virtual time, churn, and background cross-traffic.
+//
+// Node selectors (overrides, compute profiles, churn, cross-traffic ends):
+//   "nodes": [ids or names], "range": [first, last] (node ids, inclusive),
+//   "region": name (geo), "all": true, "fraction": f (round(f N) nodes, at
+//   least 1, drawn without replacement from a stream of the entry's own).
 //
 // /overrides (applied in order, later entries win), each entry one selector
-// and the values it sets:
-//   selectors  "nodes": [ids or names], "range": [first, last] (node ids,
-//              inclusive), "region": name (geo), "all": true;
-//              "link": [vertex, vertex] (names), "region_pair": [region,
-//              region] (the backbone link between two regions' routers)
+// (a node selector, or "link": [vertex, vertex] (names), "region_pair":
+// [region, region] (the backbone link between two regions' routers)) and
 //   node values   iteration_ms (number or distribution, drawn per node),
 //                 jitter (0 to 0.9), up_mbps, down_mbps
 //   link values   bandwidth_mbps, latency_ms
 // Overrides change the built topology (so `gossipsim topology --dot` shows
 // the values that result) and the nodes' compute speeds.
 //
-// /network/profiles: capacities that change in time, each entry a target
-// and a profile in Mbit/s:
-//   targets   "link": [vertex, vertex], "region_pair": [region, region],
-//             "access": node id or name with "direction": up | down | both
-//   profiles  "points": [[time_s, mbps], ...]   piecewise constant
-//             "csv": "file.csv"                 rows time_s,mbps (a header
-//                                               line is allowed), relative
-//                                               to the scenario file
-//             "diurnal": {"mean": mbps, "amplitude": 0..1, "period_s",
-//                         "phase_s" (0), "step_s"}: mean * (1 + amplitude *
-//                         sin(2 pi (t - phase) / period)), held for step_s
-//             "random_walk": {"start", "sigma", "step_s", "min", "max",
-//                         "until_s"}: every step the value is multiplied by
-//                         exp(sigma * N(0, 1)), clamped to [min, max]
-//             "on_off": {"on", "off" (0), "up_s", "down_s" (distributions
-//                         of seconds), "until_s"}: alternating periods
-//   and optionally "period_s": the points repeat with this period.
-// A value holds from its time until the next point; before the first, the
-// link keeps the capacity the topology gave it. Capacity 0 stalls the flows
-// on the link (they resume when it comes back, none is lost). Times must be
-// >= 0 and strictly increasing (and < period_s when periodic); values 0 or
-// within [0.001, 1e9] Mbit/s. Random profiles draw from streams of their
-// own (seed, "profile", entry index). Latencies do not vary in time: routes
-// are chosen by latency once.
+// Profiles: a piecewise-constant value in virtual time, one of
+//   "points": [[time_s, value], ...]
+//   "csv": "file.csv"             rows time_s,value (a header line is
+//                                 allowed), relative to the scenario file
+//   "diurnal": {"mean", "amplitude": 0..1, "period_s", "phase_s" (0),
+//               "step_s"}: mean * (1 + amplitude * sin(2 pi (t - phase) /
+//               period)), held for step_s
+//   "random_walk": {"start", "sigma", "step_s", "min", "max", "until_s"}:
+//               every step the value is multiplied by exp(sigma * N(0, 1)),
+//               clamped to [min, max]
+//   "on_off": {"on", "off" (0), "up_s", "down_s" (distributions of
+//               seconds), "until_s"}: alternating periods
+// and optionally "period_s": the points repeat with this period. A value
+// holds from its time until the next point; before the first, the target
+// keeps the value the topology gave it. Times must be >= 0 and strictly
+// increasing (and < period_s when periodic). Random profiles draw from
+// streams of their own (seed, entry index).
+//
+// /network/profiles, each entry a target and one or two profiles:
+//   "link": [vertex, vertex] or "region_pair": [region, region], with
+//       "capacity_mbps" (0, or 0.001 to 1e9) and/or "latency_ms" (0 to 1e6);
+//   "access": node id or name, "direction": up | down | both (default),
+//       with "capacity_mbps".
+// Capacity 0 stalls the flows on the link (they resume when it comes back,
+// none is lost). A latency applies to flows and control messages that start
+// after the change; paths stay those chosen by the topology's latencies.
+// /compute/profiles: a node selector and "factor" (0.01 to 1000): node
+// iterations that start from then on take factor times their base time.
+//
+// /churn, each entry a node selector and either
+//   "events": [[time_s, "crash" | "leave" | "join"], ...]  (every node)
+// or "cycle": {"up_s", "down_s" (distributions of seconds, drawn per node
+//   from a stream of the entry's own), "until_s", "down": crash | leave
+//   (default crash), "start": up | down (default up)}: alternating periods;
+// and "model": average | fresh | stale (default average): what a joining
+// node starts from (sim/cluster.h). A node whose first event is a join
+// starts down. Each node's events, over all entries, must alternate (down,
+// join, down, ...) at distinct times.
+//
+// /network/cross_traffic, each entry background flows between "from" and
+// "to" (node selectors): from "start_s" (0) to "until_s", flows arrive with
+// gaps drawn from "interarrival_s" and sizes from "size_mb" (10^6 bytes);
+// each picks its ends uniformly (never the same node). They share the
+// links by max-min with the training's transfers and are never cut by
+// churn (it stops the training process, not the host).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,13 +84,15 @@ struct Profile {
   Time period = Time::zero();                   // zero: no repetition
 };
 
-struct CapacityProfile {
-  enum class Target { kLink, kUp, kDown };
-  Target target = Target::kLink;
-  Vertex a = 0, b = 0;  // kLink
-  NodeId node = 0;      // kUp, kDown
-  std::string name;     // for events.csv: "link n0--router:x", "up n3", "down n3"
-  Profile mbps;
+// A profile and what it drives.
+struct WanProfile {
+  enum class Target { kLinkCapacity, kLinkLatency, kUp, kDown, kCompute };
+  Target target = Target::kLinkCapacity;
+  Vertex a = 0, b = 0;  // links
+  NodeId node = 0;      // access and compute
+  std::string name;     // for events.csv: "link n0--router:x", "up n3", "n3"
+  Profile values;       // Mbit/s, ms or a factor
+  const char* kind() const;  // events.csv's kind: capacity, latency, speed
 };
 
 // Per-node compute values that overrides set (NaN: the scenario's).
@@ -76,28 +102,68 @@ struct ComputeOverrides {
   bool empty() const { return iteration_ms.empty(); }
 };
 
+struct ChurnEvent {
+  enum class Kind { kCrash, kLeave, kJoin };
+  Time at;
+  NodeId node = 0;
+  Kind kind = Kind::kCrash;
+  std::string model = "average";  // joins
+  bool down() const { return kind != Kind::kJoin; }
+};
+
+// What /churn asks for: every node's events in time order, and the nodes
+// that start down.
+struct Churn {
+  std::vector<ChurnEvent> events;  // by time, then node
+  std::vector<NodeId> start_down;
+  bool empty() const { return events.empty() && start_down.empty(); }
+};
+
+struct CrossTraffic {
+  std::vector<NodeId> from, to;
+  Distribution size_mb = Distribution::constant(1), interarrival_s = Distribution::constant(1);
+  Time start, until;
+  std::string name;  // "cross_traffic/0"
+};
+
 // Reads /overrides into the topology and the compute overrides.
 void apply_topology_overrides(const JsonReader& r, Topology& topology, const Streams& streams, ComputeOverrides& compute);
 
-// Reads /network/profiles against the built topology.
-std::vector<CapacityProfile> parse_profiles(const JsonReader& r, const Topology& topology, const Streams& streams);
+// Reads /network/profiles, /compute/profiles, /churn and
+// /network/cross_traffic against the built topology.
+std::vector<WanProfile> parse_profiles(const JsonReader& r, const Topology& topology, const Streams& streams);
+std::vector<WanProfile> parse_compute_profiles(const JsonReader& r, const Topology& topology, const Streams& streams);
+Churn parse_churn(const JsonReader& r, const Topology& topology, const Streams& streams);
+std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& r, const Topology& topology, const Streams& streams);
 
-// Plays the profiles during a run: each holds at most one pending event, its
-// next change, and every change applied is recorded.
+// Plays the profiles and the cross-traffic during a run: each profile holds
+// at most one pending event, its next change, and every change applied is
+// recorded; each cross-traffic entry holds one, its next flow.
 class WanDynamics {
  public:
-  WanDynamics(Simulator& sim, Network& net, const std::vector<CapacityProfile>& profiles, Recorder& recorder);
+  using SetSpeed = std::function<void(NodeId, double)>;
+  WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
+              std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed);
   void start();
+
+  int64_t cross_flows_started() const { return cross_started_; }
+  int64_t cross_flows_finished() const { return cross_finished_; }
+  int64_t cross_bytes_finished() const { return cross_bytes_; }
 
  private:
   void schedule_next(size_t p);
+  void next_flow(size_t k);
 
   Simulator& sim_;
   Network& net_;
-  const std::vector<CapacityProfile>& profiles_;
   Recorder& recorder_;
+  std::vector<WanProfile> profiles_;
+  std::vector<CrossTraffic> traffic_;
+  SetSpeed set_speed_;
   std::vector<size_t> next_;   // per profile: index of its next point
   std::vector<Time> cycle_;    // per profile: start of the current period
+  std::vector<Rng> traffic_rng_;
+  int64_t cross_started_ = 0, cross_finished_ = 0, cross_bytes_ = 0;
 };
 
 }  // namespace gossipsim

@@ -33,18 +33,27 @@ class ToyLearner : public Learner {
   void merge(NodeId r, const SnapshotPtr& s, double w_self, double w_other) override {
     x_[r] = (w_self * x_[r] + w_other * static_cast<const Value&>(*s).x) / (w_self + w_other);
   }
-  void average_all() override {
+  void average(const std::vector<NodeId>& nodes) override {
     double m = 0;
-    for (double v : x_) m += v / x_.size();
-    std::fill(x_.begin(), x_.end(), m);
+    for (NodeId n : nodes) m += x_[n] / nodes.size();
+    for (NodeId n : nodes) x_[n] = m;
   }
+  void reset_node(NodeId n, const std::vector<NodeId>& from) override {
+    double m = 0;
+    for (NodeId k : from) m += x_[k] / from.size();
+    x_[n] = m;
+  }
+  void set_evaluated(const std::vector<NodeId>& nodes) override { evaluated_ = nodes; }
   PendingEvaluation evaluate_async(bool per_node) override {
+    std::vector<double> x;
+    if (evaluated_.empty()) x = x_;
+    for (NodeId n : evaluated_) x.push_back(x_[n]);
     Evaluation e;
     e.per_node = per_node;
-    e.node_accuracy_min = *std::min_element(x_.begin(), x_.end());
-    e.node_accuracy_max = *std::max_element(x_.begin(), x_.end());
-    for (double v : x_) e.accuracy += v / x_.size();
-    for (double v : x_) e.consensus += (v - e.accuracy) * (v - e.accuracy) / x_.size();
+    e.node_accuracy_min = *std::min_element(x.begin(), x.end());
+    e.node_accuracy_max = *std::max_element(x.begin(), x.end());
+    for (double v : x) e.accuracy += v / x.size();
+    for (double v : x) e.consensus += (v - e.accuracy) * (v - e.accuracy) / x.size();
     e.loss = x_[0];
     std::promise<Evaluation> p;
     p.set_value(e);
@@ -78,9 +87,13 @@ class ToyLearner : public Learner {
     double x;
   };
   std::vector<double> x_;
+  std::vector<NodeId> evaluated_;
 };
 
-nlohmann::json wan(const std::string& method) {
+// A method's JSON; "churn:" before it adds churn and cross-traffic.
+nlohmann::json wan(std::string method) {
+  const bool churn = method.rfind("churn:", 0) == 0;
+  if (churn) method = method.substr(6);
   nlohmann::json j = nlohmann::json::parse(R"({
     "name": "checkpoints", "seed": 7,
     "topology": {"generator": "complete", "nodes": 5},
@@ -92,6 +105,15 @@ nlohmann::json wan(const std::string& method) {
     "methods": [], "stop": {"virtual_s": 12}, "eval": {"every_s": 1}
   })");
   j["methods"].push_back(nlohmann::json::parse(method));
+  if (churn) {
+    j["churn"] = nlohmann::json::parse(R"([
+      {"nodes": [1], "events": [[3.3, "leave"], [6.1, "join"]], "model": "stale"},
+      {"nodes": [3, 4], "cycle": {"up_s": {"dist": "exponential", "mean": 3}, "down_s": 1.5, "until_s": 12},
+       "model": "average"},
+      {"nodes": [2], "events": [[8.2, "crash"], [9, "join"]], "model": "fresh"}])");
+    j["network"]["cross_traffic"] = nlohmann::json::parse(R"([{"from": {"all": true}, "to": {"all": true},
+      "size_mb": 0.2, "interarrival_s": {"dist": "exponential", "mean": 0.3}, "until_s": 12}])");
+  }
   return j;
 }
 
@@ -153,6 +175,11 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethodResumes,
                                            R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
                                            R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
                                            R"("allreduce")", R"("single")"));
+// Churn and cross-traffic replay too: their events are part of the run.
+INSTANTIATE_TEST_SUITE_P(Churn, EveryMethodResumes,
+                         ::testing::Values(R"(churn:"gossip")", R"(churn:"gossip-overlap")",
+                                           R"(churn:{"name":"gossip-scheduled","info":"gossiped","exchange":"push-pull"})",
+                                           R"(churn:"allreduce")"));
 
 TEST(Checkpoint, AReplayThatDoesNotArriveIsRefused) {
   Scenario sc = test::scenario_from(wan(R"("gossip-overlap")"));

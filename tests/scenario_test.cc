@@ -133,6 +133,19 @@ std::vector<Bad> bad_cases() {
       {"/limits/nodes", 0, "/limits/nodes: expected an integer in [1, 1e8]"},
       {"/limits/memory_gb", 0, "/limits/memory_gb: expected a number > 0"},
       {"/limits/cores", 2, "/limits/cores: unknown key"},
+      {"/churn", {{{"nodes", {1}}, {"events", {{1, "explode"}}}}}, "/churn/0/events/0/1: expected one of crash, leave, join"},
+      {"/churn", {{{"fraction", 2}, {"events", {{1, "crash"}}}}}, "/churn/0/fraction: expected a fraction of the nodes"},
+      {"/churn", {{{"all", true}, {"events", {{1, "crash"}}}, {"model", "best"}}}, "/churn/0/model: expected one of"},
+      {"/churn", {{{"all", true}, {"cycle", {{"up_s", 1}, {"down_s", 1}, {"until_s", 5}, {"down", "nap"}}}}},
+       "/churn/0/cycle/down: expected one of crash, leave"},
+      {"/compute/profiles", {{{"nodes", {0}}, {"factor", {{"points", {{1, 2}}}}}, {"speed", 1}}},
+       "/compute/profiles/0/speed: unknown key"},
+      {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", -1},
+                                   {"interarrival_s", 1}, {"until_s", 5}}},
+       "/network/cross_traffic/0/size_mb: expected a number > 0"},
+      {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 1},
+                                   {"interarrival_s", 1}}},
+       "/network/cross_traffic/0/until_s: expected a value (this key is required)"},
   };
 }
 

@@ -27,7 +27,7 @@ Topology two_nodes() {
   return t;
 }
 
-std::vector<CapacityProfile> profiles(const Topology& t, const nlohmann::json& j) {
+std::vector<WanProfile> profiles(const Topology& t, const nlohmann::json& j) {
   return parse_profiles(JsonReader(j, "test.json", "/network/profiles"), t, Streams(1));
 }
 
@@ -38,7 +38,7 @@ FlowRecord lone_flow(const nlohmann::json& profile_json, int64_t size, Recorder*
   Simulator sim;
   Network net(sim, t);
   Recorder recorder;
-  WanDynamics wan(sim, net, p, recorder);
+  WanDynamics wan(sim, net, recorder, p, {}, {}, 1);
   wan.start();
   FlowRecord done;
   net.start_flow(0, 1, bytes(size), [&](const FlowRecord& f) { done = f; });
@@ -169,7 +169,7 @@ TEST(Wan, BadProfilesAndOverridesNameTheirPath) {
   EXPECT_NE(error(link({{"points", {{1, 8}, {1, 4}}}})).find("point 1 (time 1 s): a time after the previous point's"),
             std::string::npos);
   EXPECT_NE(error(link({{"points", {{1, 8}}}, {"period_s", 1}})).find("a time within the period"), std::string::npos);
-  EXPECT_NE(error(link({{"points", {{1, -3}}}})).find("a capacity of 0 or in [0.001, 1e+09] Mbit/s"), std::string::npos);
+  EXPECT_NE(error(link({{"points", {{1, -3}}}})).find("0 or a value in [0.001, 1e+09] Mbit/s"), std::string::npos);
   EXPECT_NE(error(link({{"csv", "/nonexistent/trace.csv"}})).find("/capacity_mbps/csv: expected an existing CSV file"),
             std::string::npos);
   EXPECT_NE(error(link({{"points", {{1, 8}}}, {"csv", "x.csv"}})).find("exactly one of points, csv"), std::string::npos);

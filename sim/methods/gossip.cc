@@ -1,5 +1,8 @@
 // gossip (blocking): repeat { local_steps iterations; pick a random
 // neighbour; send; stay idle until the transfer completes }.
+// Churn: it picks among the neighbours that are up (none: another round of
+// local steps); a transfer lost to the receiver's crash or leave ends its
+// wait at once.
 #include "sim/methods/method.h"
 
 namespace gossipsim {
@@ -13,12 +16,17 @@ class Gossip : public Method {
   void start() override {
     for (NodeId n = 0; n < c_.size(); ++n) compute(n);
   }
+  void on_up(NodeId n) override { compute(n); }
 
  private:
   void compute(NodeId n) {
     c_.iterate(n, [this, n] {
       if (c_.iterations(n) % steps_ != 0) return compute(n);
-      c_.send(n, c_.random_peer(n), [this, n](const FlowRecord&) { compute(n); });
+      const NodeId peer = c_.up_peer(n);
+      if (peer < 0) return compute(n);
+      c_.send(n, peer, [this, n, life = c_.life(n)](const FlowRecord&) {
+        if (c_.life(n) == life) compute(n);  // else it went down meanwhile
+      });
     });
   }
 

@@ -2,6 +2,8 @@
 // no outgoing transfer in flight and local_steps iterations have passed since
 // its last send, it sends to a uniformly random neighbour. It knows nothing
 // of the receivers: several senders may share one receiver's downlink.
+// Churn: it picks among the neighbours that are up, and skips the send when
+// none is; a lost transfer frees its sending side at once.
 #include "sim/methods/method.h"
 
 namespace gossipsim {
@@ -15,13 +17,16 @@ class GossipOverlap : public Method {
   void start() override {
     for (NodeId n = 0; n < c_.size(); ++n) compute(n);
   }
+  void on_up(NodeId n) override { compute(n); }
 
  private:
   void compute(NodeId n) {
     c_.iterate(n, [this, n] {
       if (c_.outgoing(n) == 0 && c_.iterations(n) - last_send_[n] >= steps_) {
-        last_send_[n] = c_.iterations(n);
-        c_.send(n, c_.random_peer(n));
+        if (const NodeId peer = c_.up_peer(n); peer >= 0) {
+          last_send_[n] = c_.iterations(n);
+          c_.send(n, peer);
+        }
       }
       compute(n);
     });

@@ -17,6 +17,12 @@
 // (each node has its own view; changes travel as control messages with
 // their route's latency). Either way, a transfer whose receiver (or sender)
 // is still busy when its start comes waits in that node's queue.
+//
+// Churn: the candidates are the neighbours that are up (none: no plan, it
+// tries again after its next iteration). A planned transfer whose sender or
+// receiver is down when its start comes is dropped and its reservations
+// released; a transfer lost in flight releases them at once, and its time
+// does not enter est(i, j).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -114,12 +120,17 @@ class GossipScheduled : public Method {
   void start() override {
     for (NodeId n = 0; n < c_.size(); ++n) compute(n);
   }
+  void on_up(NodeId n) override {
+    nodes_[n].planned = false;  // a plan of its earlier life is dropped when its start comes
+    compute(n);
+  }
 
  private:
   struct Plan {
     NodeId peer;
     Time start, finish;
     std::vector<std::pair<NodeId, Side>> sides;  // what it reserves
+    uint64_t life = 0;                           // the planner's, when planned
   };
   struct Node {
     std::map<NodeId, Time> est;  // by neighbour
@@ -146,11 +157,13 @@ class GossipScheduled : public Method {
     const Time now = c_.now();
     std::vector<Plan> options;
     for (NodeId j : c_.peers(i)) {
-      Plan p{j, now, now, sides_of(i, j)};
+      if (!c_.up(j)) continue;
+      Plan p{j, now, now, sides_of(i, j), c_.life(i)};
       for (auto [k, s] : p.sides) p.start = std::max(p.start, board_.free_at(i, k, s));
       p.finish = p.start + nodes_[i].est[j];
       options.push_back(std::move(p));
     }
+    if (options.empty()) return;
     Plan chosen = select(i, options);
     for (auto [k, s] : chosen.sides) board_.reserve(i, k, s, chosen.finish);
     nodes_[i].planned = true;
@@ -201,8 +214,15 @@ class GossipScheduled : public Method {
     return -1;
   }
 
+  // Ends a plan: its reservations go, and its planner may plan again.
+  void settle(NodeId i, const Plan& plan) {
+    for (auto [k, s] : plan.sides) board_.release(k == i ? i : plan.peer, k, s, plan.finish);
+    if (c_.life(i) == plan.life) nodes_[i].planned = false;
+  }
+
   void begin(NodeId i, const Plan& plan) {
     const NodeId j = plan.peer;
+    if (c_.life(i) != plan.life || !c_.up(i) || !c_.up(j)) return settle(i, plan);
     if (NodeId busy = busy_node(i, j); busy >= 0) {
       nodes_[busy].waiting.push_back([this, i, plan] { begin(i, plan); });
       return;
@@ -210,13 +230,12 @@ class GossipScheduled : public Method {
     nodes_[i].last_send = c_.iterations(i);
     auto pending = std::make_shared<int>(push_pull_ ? 2 : 1);
     auto done = [this, i, plan, pending](const FlowRecord& f) {
-      if (f.src == i) {
+      if (f.src == i && !f.lost) {
         Time& est = nodes_[i].est[plan.peer];
         est = Time::ns(std::llround((1 - opt_.ewma) * est.ns() + opt_.ewma * (f.finish - f.start).ns()));
       }
       if (--*pending > 0) return;
-      for (auto [k, s] : plan.sides) board_.release(k == i ? i : plan.peer, k, s, plan.finish);
-      nodes_[i].planned = false;
+      settle(i, plan);
       wake(i);
       wake(plan.peer);
     };

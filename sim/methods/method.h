@@ -13,6 +13,10 @@ class Method {
   virtual ~Method() = default;
   // Schedules the first events; the simulator runs the rest.
   virtual void start() = 0;
+  // Churn: node n has just gone down (the cluster has stopped it and cut its
+  // transfers), or has just come up and should resume.
+  virtual void on_down(NodeId) {}
+  virtual void on_up(NodeId) {}
 };
 
 std::unique_ptr<Method> make_gossip(Cluster& cluster);
