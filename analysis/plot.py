@@ -191,8 +191,9 @@ def timeline(out, label, trace_path, window, changes=()):
         for t0, t1, kind in periods:
             if t1 < start or t0 > end:
                 continue
-            ax.broken_barh([(t0, t1 - t0)], (n - 0.4, 0.8), facecolor="#dddddd",
-                           hatch="xx" if kind == "crash" else "//", edgecolor="#999999", linewidth=0.4, zorder=0)
+            # Above the arrows, so that a dense run still shows them.
+            ax.broken_barh([(t0, t1 - t0)], (n - 0.4, 0.8), facecolor="#bbbbbb", alpha=0.85,
+                           hatch="xx" if kind == "crash" else "//", edgecolor="#666666", linewidth=0.4, zorder=2.5)
     lost = [(number(c["time_s"]), int(c["target"].split("->")[1][1:])) for c in changes if c["kind"] == "lost"]
     lost = [(t, n) for t, n in lost if start <= t <= end]
     if lost:

@@ -7,12 +7,14 @@
 //                  consensus, bytes_sent, transfers, merges
 //   transfers.csv  method, src, dst, bytes, snapshot_s, start_s, finish_s,
 //                  merge_s, staleness_s, staleness_iterations (empty merge
-//                  fields: the run ended before the merge)
+//                  fields: the run ended before the merge, or the transfer
+//                  was lost: events.csv says which)
 //   nodes.csv      method, node, compute_s, idle_s, communicating_s,
-//                  iterations, sent, received
-//   events.csv     method, time_s, kind, target, value: what happened to the
-//                  network (kind capacity: a profile's value applied to a
-//                  link or access link, in Mbit/s)
+//                  iterations, sent, received, down_s (churn)
+//   events.csv     method, time_s, kind, target, value, detail: what happened
+//                  to the WAN (NetworkEventRow in sim/recorder.h: capacity,
+//                  latency and speed changes, crash/leave/join, lost
+//                  transfers with their reason, cross-traffic flows)
 // Times are virtual seconds with nanosecond precision.
 #pragma once
 

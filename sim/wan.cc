@@ -60,7 +60,7 @@ std::pair<Vertex, Vertex> link_of(const JsonReader& r, const std::string& key, c
   return {ends[0], ends[1]};
 }
 
-// The nodes a selector of object e names (kNodeSelectors), in id order,
+// The nodes a selector of object e names (nodes, range, region, all or fraction), in id order,
 // each once; `found` counts the selector keys present.
 std::vector<NodeId> select_nodes(const JsonReader& e, const Topology& t, const std::map<std::string, Vertex>& names,
                                  Rng rng, int& found) {
@@ -105,7 +105,14 @@ std::vector<NodeId> select_nodes(const JsonReader& e, const Topology& t, const s
   return nodes;
 }
 
-constexpr const char* kNodeSelectors = "exactly one of nodes, range, region, all, fraction";
+// The nodes that object e selects, with exactly one selector.
+std::vector<NodeId> selected_nodes(const JsonReader& e, const Topology& t, const std::map<std::string, Vertex>& names,
+                                   Rng rng) {
+  int found = 0;
+  auto nodes = select_nodes(e, t, names, std::move(rng), found);
+  if (found != 1) e.fail("exactly one of nodes, range, region, all, fraction");
+  return nodes;
+}
 
 // Points read from a CSV file of time_s,value rows.
 std::vector<std::pair<double, double>> read_csv_points(const JsonReader& r, const std::string& key) {
@@ -351,11 +358,13 @@ std::vector<WanProfile> parse_compute_profiles(const JsonReader& list, const Top
   for (size_t k = 0; k < list.array_size(); ++k) {
     JsonReader e = list.element(k);
     e.expect_object();
-    int found = 0;
-    const auto nodes = select_nodes(e, t, names, streams.stream("select-compute", k), found);
-    if (found != 1) e.fail(kNodeSelectors);
+    const auto nodes = selected_nodes(e, t, names, streams.stream("select-compute", k));
     const Profile p = parse_profile(e.at("factor"), streams.stream("compute-profile", k), kFactorRange);
     e.done();
+    // Each node holds its own copy of the points.
+    if (static_cast<double>(nodes.size()) * p.points.size() > kMaxPoints * 10.0)
+      e.fail(fmt::format("at most {} points over all its nodes ({} nodes x {} points)", kMaxPoints * 10, nodes.size(),
+                         p.points.size()));
     for (NodeId n : nodes) out.push_back({WanProfile::Target::kCompute, 0, 0, n, fmt::format("n{}", n), p});
   }
   return out;
@@ -383,9 +392,7 @@ Churn parse_churn(const JsonReader& list, const Topology& t, const Streams& stre
   for (size_t k = 0; k < list.array_size(); ++k) {
     JsonReader e = list.element(k);
     e.expect_object();
-    int found = 0;
-    const auto nodes = select_nodes(e, t, names, streams.stream("select-churn", k), found);
-    if (found != 1) e.fail(kNodeSelectors);
+    const auto nodes = selected_nodes(e, t, names, streams.stream("select-churn", k));
     const std::string model = e.string("model", "average");
     if (model != "average" && model != "fresh" && model != "stale") e.fail("model", "one of average, fresh, stale");
     if (e.has("events") == e.has("cycle")) e.fail("exactly one of events, cycle");
@@ -470,9 +477,7 @@ std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& list, const Topo
     for (const char* end : {"from", "to"}) {
       JsonReader sel = e.at(end);
       sel.expect_object();
-      int found = 0;
-      auto nodes = select_nodes(sel, t, names, streams.stream(fmt::format("select-cross-{}", end), k), found);
-      if (found != 1) sel.fail(kNodeSelectors);
+      auto nodes = selected_nodes(sel, t, names, streams.stream(fmt::format("select-cross-{}", end), k));
       sel.done();
       (std::string(end) == "from" ? c.from : c.to) = std::move(nodes);
     }
@@ -485,6 +490,11 @@ std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& list, const Topo
     e.require(until > start && until <= kMaxVirtualSeconds, "until_s", "a number of seconds after start_s, <= 1e9");
     c.start = seconds(start);
     c.until = seconds(until);
+    // Every flow is a row of events.csv: bound the expected count.
+    constexpr double kMaxFlows = 1e7;
+    if ((until - start) / c.interarrival_s.mean() > kMaxFlows)
+      e.fail("interarrival_s", fmt::format("gaps giving at most {:g} flows on average over [start_s, until_s] "
+                                           "({:g} expected)", kMaxFlows, (until - start) / c.interarrival_s.mean()));
     e.done();
     out.push_back(std::move(c));
   }

@@ -343,6 +343,11 @@ TEST(Churn, BadInputNamesItsPath) {
   EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"planet", 3}}}, {"to", {{"all", true}}},
                                                     {"size_mb", 1}, {"interarrival_s", 1}, {"until_s", 5}}}),
                   "/network/cross_traffic/0/from: expected exactly one of nodes"));
+  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}},
+                                                    {"size_mb", 1}, {"interarrival_s", 1e-6}, {"until_s", 1e9}}}),
+                  "/network/cross_traffic/0/interarrival_s: expected gaps giving at most 1e+07 flows on average"));
+  EXPECT_TRUE(has(error("/churn", {{{"all", true}, {"cycle", {{"up_s", 0.001}, {"down_s", 0.001}, {"until_s", 1e9}}}}}),
+                  "/churn/0/cycle: expected at most 1000000 churn events in all"));
   EXPECT_TRUE(has(error("/compute/profiles", {{{"nodes", {0}}, {"factor", {{"points", {{1, 0}}}}}}}),
                   "/compute/profiles/0/factor: expected point 0 (time 1 s): a value in [0.01, 1000]"));
   EXPECT_TRUE(has(error("/network/profiles", {{{"link", {"n0", "n1"}}}}),

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "analysis/output_dir.h"
 #include "analysis/writers.h"
@@ -153,6 +154,17 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
              boost::num_edges(sc.topology.graph), sc.workload.dataset, sc.workload.model.name, sc.workload.batch);
   for (const auto& m : sc.methods) fmt::print(" {}", m.label);
   fmt::print("\n");
+  // What the living WAN adds (docs/wan.md), so a user sees what was drawn.
+  if (!sc.network.profiles.empty() || !sc.compute.profiles.empty())
+    fmt::print("  profiles: {} network, {} compute\n", sc.network.profiles.size(), sc.compute.profiles.size());
+  if (!sc.churn.empty()) {
+    std::set<NodeId> nodes(sc.churn.start_down.begin(), sc.churn.start_down.end());
+    for (const auto& e : sc.churn.events) nodes.insert(e.node);
+    fmt::print("  churn: {} events on {} nodes ({} down at the start)\n", sc.churn.events.size(), nodes.size(),
+               sc.churn.start_down.size());
+  }
+  if (!sc.network.cross_traffic.empty())
+    fmt::print("  cross-traffic: {} sources\n", sc.network.cross_traffic.size());
   return 0;
 }
 
