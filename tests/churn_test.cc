@@ -228,6 +228,30 @@ TEST(Churn, NodesThatStartDownJoinLater) {
   EXPECT_EQ(events_of(r, "join")[0]->detail, "fresh");
 }
 
+TEST(Churn, EveryoneDownIsAQuietRunNotACrash) {
+  // Every node crashes at 1 s and only node 0 comes back, at 3 s, with no
+  // peer to talk to: each method waits (allreduce trains a ring of one).
+  for (const char* method : {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce"}) {
+    nlohmann::json j = scenario("ring", 4, method, 5);
+    j["churn"] = {{{"all", true}, {"events", {{1, "crash"}}}},
+                  {{"nodes", {0}}, {"events", {{3, "join"}}}, {"model", "stale"}}};
+    MethodRun r = run(j);
+    EXPECT_EQ(r.summary["crashes"], 4) << method;
+    EXPECT_EQ(r.recorder.nodes[1].down, seconds(4)) << method;
+    for (const auto& t : r.recorder.transfers) EXPECT_LT(t.start, seconds(1)) << method << ": nobody to send to";
+    // Node 0 computes alone from 3 s on, back to back (allreduce: a ring of
+    // one, no chunks): 3.1, 3.2, ..., 5.0 s. Nobody else computes after 1 s.
+    int alone = 0;
+    for (const auto& e : r.recorder.trace)
+      if (e.name == "compute" && e.ts >= seconds(1)) {
+        EXPECT_EQ(e.node, 0) << method;
+        EXPECT_GE(e.ts, seconds(3)) << method;
+        ++alone;
+      }
+    EXPECT_EQ(alone, 20) << method;
+  }
+}
+
 // Profiles played on the two-node network of wan_test: a -- b at 1 MB/s.
 struct TwoNodes {
   Topology t;
