@@ -11,8 +11,12 @@ folder):
   loss.png            test loss of the average model vs virtual time
   consensus.png       consensus distance vs virtual time
   staleness.png       histogram of staleness (virtual seconds, snapshot to merge)
-  timeline-<m>.png    Gantt chart per node, for methods run with --trace, with the
-                      capacity changes of /network/profiles beneath
+  comm_matrix.png     per method, transfers from each node to each node (heat map)
+  comm_regions.png    the same between regions (geo topologies)
+  consensus_regions.png  consensus distance within and between regions (geo)
+  timeline-<m>.png    Gantt chart per node, for methods run with --trace: down
+                      periods, lost transfers, cross-traffic, and the values
+                      that profiles applied beneath
 A folder written by `gossipsim sweep` gets sweep.png instead: time to the
 first target against the first axis, and the speed-up of gossip-scheduled.
   time_to_accuracy.md / .csv   virtual time to each target, and the speed-up of
@@ -55,8 +59,67 @@ def load_run(folder):
             "transfers": read_csv(os.path.join(d, "transfers.csv")),
             "trace": os.path.join(d, "trace.json") if os.path.exists(os.path.join(d, "trace.json")) else None,
             "events": read_csv(os.path.join(d, "events.csv")) if os.path.exists(os.path.join(d, "events.csv")) else [],
+            "matrix": optional_csv(os.path.join(d, "comm_matrix.csv")),
+            "regions": optional_csv(os.path.join(d, "comm_regions.csv")),
+            "consensus_regions": optional_csv(os.path.join(d, "consensus_regions.csv")),
         }
     return summary, methods
+
+
+def optional_csv(path):
+    return read_csv(path) if os.path.exists(path) else []
+
+
+def heat_maps(out, by_label, key, src, dst, name, what):
+    """One heat map per method of a communication matrix: transfers from row to column."""
+    labels = [l for l, runs in by_label.items() if runs[0][key]]
+    if not labels:
+        return
+    fig, axs = plt.subplots(1, len(labels), figsize=(4.2 * len(labels) + 1, 4.2), squeeze=False)
+    for ax, l in zip(axs[0], labels):
+        rows = by_label[l][0][key]
+        names = sorted({r[src] for r in rows} | {r[dst] for r in rows},
+                       key=lambda v: (0, int(v)) if v.isdigit() else (1, v))
+        index = {n: i for i, n in enumerate(names)}
+        m = np.zeros((len(names), len(names)))
+        for r in rows:
+            m[index[r[src]], index[r[dst]]] += number(r["transfers"])
+        image = ax.imshow(m, cmap="viridis")
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        ax.set_title(f"{l}: {int(m.sum())} transfers", fontsize=9)
+        ax.set_xlabel(f"to ({what})")
+        ax.set_ylabel(f"from ({what})")
+        if len(names) <= 20:
+            ax.set_xticks(range(len(names)))
+            ax.set_yticks(range(len(names)))
+            ax.set_xticklabels(names, rotation=90, fontsize=7)
+            ax.set_yticklabels(names, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, name), dpi=110)
+    plt.close(fig)
+
+
+def regional_consensus(out, by_label, colour, title):
+    """consensus_regions.png: the consensus distance within regions (solid) and between them (dashed)."""
+    labels = [l for l, runs in by_label.items() if runs[0]["consensus_regions"]]
+    if not labels:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for l in labels:
+        rows = by_label[l][0]["consensus_regions"]
+        for column, style in (("within", "-"), ("between", "--")):
+            xs, ys = series(rows, "time_s", column)
+            if len(xs):
+                ax.plot(xs, ys, style, color=colour[l], label=f"{l} {column}")
+    ax.set_xlabel("virtual time (s)")
+    ax.set_ylabel("consensus distance: within regions (solid), between (dashed)")
+    ax.set_yscale("symlog", linthresh=1e-6)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "consensus_regions.png"), dpi=110)
+    plt.close(fig)
 
 
 def series(rows, x, y):
@@ -380,6 +443,9 @@ def main(argv):
     fig.savefig(os.path.join(out, "staleness.png"), dpi=110)
     plt.close(fig)
 
+    heat_maps(out, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
+    heat_maps(out, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
+    regional_consensus(out, by_label, colour, title)
     if targets:
         write_tables(out, by_label, targets)
     for l, runs in by_label.items():

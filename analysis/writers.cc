@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/os.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 namespace gossipsim {
 
@@ -109,12 +111,53 @@ void write_trace_json(const fs::path& file, const MethodRun& run) {
   out.print("\n]}}\n");
 }
 
+void write_comm_matrix_csv(const fs::path& file, const MethodRun& run) {
+  // Pairs in order of their first transfer would depend on timing; sorted by ids.
+  std::map<std::pair<int64_t, int64_t>, std::array<int64_t, 3>> pairs;  // transfers, bytes, lost
+  for (const auto& t : run.recorder.transfers) {
+    auto& p = pairs[{t.src, t.dst}];
+    if (t.lost) ++p[2];
+    else if (t.finished) ++p[0], p[1] += t.bytes;
+  }
+  auto out = fmt::output_file(file.string());
+  out.print("method,src,dst,transfers,bytes,lost\n");
+  for (const auto& [k, v] : pairs) out.print("{},{},{},{},{},{}\n", run.method.label, k.first, k.second, v[0], v[1], v[2]);
+}
+
+void write_region_outputs(const fs::path& dir, const MethodRun& run) {
+  const auto& rec = run.recorder;
+  if (rec.node_group.empty()) return;
+  std::map<std::pair<int, int>, std::array<int64_t, 2>> pairs;
+  for (const auto& t : rec.transfers)
+    if (t.finished && !t.lost) {
+      auto& p = pairs[{rec.node_group[t.src], rec.node_group[t.dst]}];
+      ++p[0];
+      p[1] += t.bytes;
+    }
+  auto matrix = fmt::output_file((dir / "comm_regions.csv").string());
+  matrix.print("method,src_region,dst_region,transfers,bytes\n");
+  for (size_t a = 0; a < rec.group_names.size(); ++a)
+    for (size_t b = 0; b < rec.group_names.size(); ++b) {
+      auto it = pairs.find({static_cast<int>(a), static_cast<int>(b)});
+      const std::array<int64_t, 2> v = it == pairs.end() ? std::array<int64_t, 2>{0, 0} : it->second;
+      matrix.print("{},{},{},{},{}\n", run.method.label, rec.group_names[a], rec.group_names[b], v[0], v[1]);
+    }
+  matrix.close();
+  auto consensus = fmt::output_file((dir / "consensus_regions.csv").string());
+  consensus.print("method,time_s,consensus,within,between\n");
+  for (const auto& r : rec.metrics)
+    consensus.print("{},{},{},{},{}\n", run.method.label, seconds_text(r.time), number(r.eval.consensus),
+                    number(r.eval.consensus_within), number(r.eval.consensus_between));
+}
+
 void write_method_outputs(const fs::path& dir, const MethodRun& run) {
   fs::create_directories(dir);
   write_metrics_csv(dir / "metrics.csv", run);
   write_transfers_csv(dir / "transfers.csv", run);
   write_nodes_csv(dir / "nodes.csv", run);
   write_events_csv(dir / "events.csv", run);
+  write_comm_matrix_csv(dir / "comm_matrix.csv", run);
+  write_region_outputs(dir, run);
   if (run.recorder.trace_enabled) write_trace_json(dir / "trace.json", run);
   std::ofstream(dir / "summary.json") << run.summary.dump(2) << "\n";
 }

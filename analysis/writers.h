@@ -15,6 +15,13 @@
 //                  to the WAN (NetworkEventRow in sim/recorder.h: capacity,
 //                  latency and speed changes, crash/leave/join, lost
 //                  transfers with their reason, cross-traffic flows)
+//   comm_matrix.csv   method, src, dst, transfers, bytes, lost: per pair
+//                  that ever started a transfer (finished ones counted)
+//   comm_regions.csv  method, src_region, dst_region, transfers, bytes:
+//                  every pair of regions (geo topologies only)
+//   consensus_regions.csv  method, time_s, consensus, within, between: the
+//                  consensus distance split within and between regions
+//                  (geo topologies only; consensus = within + between)
 // Times are virtual seconds with nanosecond precision.
 #pragma once
 
@@ -29,6 +36,9 @@ void write_metrics_csv(const std::filesystem::path& file, const MethodRun& run);
 void write_transfers_csv(const std::filesystem::path& file, const MethodRun& run);
 void write_nodes_csv(const std::filesystem::path& file, const MethodRun& run);
 void write_events_csv(const std::filesystem::path& file, const MethodRun& run);
+void write_comm_matrix_csv(const std::filesystem::path& file, const MethodRun& run);
+// comm_regions.csv and consensus_regions.csv, when the run has regions.
+void write_region_outputs(const std::filesystem::path& dir, const MethodRun& run);
 void write_trace_json(const std::filesystem::path& file, const MethodRun& run);
 // All of the above (trace only when recorded) and summary.json, into `dir`.
 void write_method_outputs(const std::filesystem::path& dir, const MethodRun& run);

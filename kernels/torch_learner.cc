@@ -197,6 +197,7 @@ class TorchLearner : public Learner {
   }
 
   void set_evaluated(const std::vector<NodeId>& nodes) override { evaluated_ = nodes; }
+  void set_groups(const std::vector<int>& groups) override { groups_ = groups; }
 
   // Every node's chain copies its rows (and evaluates its own model) where
   // the evaluation was asked for; the last to do so evaluates the average
@@ -210,6 +211,8 @@ class TorchLearner : public Learner {
     const int n = static_cast<int>(nodes.size());
     auto job = std::make_shared<EvalJob>();
     job->per_node = per_node;
+    if (groups_.size() == static_cast<size_t>(node_count()))
+      for (NodeId i : nodes) job->groups.push_back(groups_[i]);
     job->remaining = n;
     job->params.resize(n);
     job->buffers.resize(n);
@@ -430,6 +433,7 @@ class TorchLearner : public Learner {
     std::atomic<int> remaining{0};
     std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
     std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
+    std::vector<int> groups;                            // each row's group; empty: none
     std::promise<Evaluation> promise;
     std::atomic<bool> settled{false};  // the promise is set (a failure may come after a result)
     void fail(std::exception_ptr e) {
@@ -449,6 +453,17 @@ class TorchLearner : public Learner {
     auto mean_params = params.mean(0), mean_buffers = buffers.mean(0);
     std::tie(e.accuracy, e.loss) = evaluate_rows(*Lease(*this), mean_params, mean_buffers);
     e.consensus = (params - mean_params).pow(2).sum(1).mean().item<double>();
+    if (!job.groups.empty()) {
+      // Each row's group mean, then the two parts of the consensus distance.
+      auto group = torch::tensor(std::vector<int64_t>(job.groups.begin(), job.groups.end()), torch::kInt64)
+                       .to(params.device());
+      const int64_t groups = group.max().item<int64_t>() + 1;
+      auto sums = torch::zeros({groups, params.size(1)}, params.options()).index_add_(0, group, params);
+      auto counts = torch::zeros({groups}, params.options()).index_add_(0, group, torch::ones({params.size(0)}, params.options()));
+      auto row_mean = (sums / counts.clamp_min(1).unsqueeze(1)).index_select(0, group);
+      e.consensus_within = (params - row_mean).pow(2).sum(1).mean().item<double>();
+      e.consensus_between = (row_mean - mean_params).pow(2).sum(1).mean().item<double>();
+    }
     if (job.per_node) {
       const double n = job.node.size();
       e.per_node = true;
@@ -502,6 +517,7 @@ class TorchLearner : public Learner {
   std::vector<Sampler> samplers_;
   torch::Tensor initial_params_, initial_buffers_;  // for nodes that join fresh
   std::vector<NodeId> evaluated_;                   // empty: all
+  std::vector<int> groups_;                         // per node; empty: none
   std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating
 };
 

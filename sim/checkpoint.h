@@ -69,6 +69,7 @@ class TrackingLearner : public Learner {
   // Reaches the real learner during a replay too: it is a setting, not state
   // that load_state restores.
   void set_evaluated(const std::vector<NodeId>& nodes) override { inner_.set_evaluated(nodes); }
+  void set_groups(const std::vector<int>& groups) override { inner_.set_groups(groups); }
   PendingEvaluation evaluate_async(bool per_node) override;
   int64_t batch() const override { return inner_.batch(); }
   int64_t train_size() const override { return inner_.train_size(); }

@@ -9,6 +9,7 @@
 // node: x_r <- (w_self x_r + w_other s) / (w_self + w_other).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -30,6 +31,10 @@ struct Evaluation {
   double node_accuracy_mean = 0, node_accuracy_min = 0, node_accuracy_max = 0;
   double node_loss_mean = 0, node_loss_min = 0, node_loss_max = 0;
   double consensus = 0;           // mean over nodes of ||x_i - x_bar||^2
+  // With groups (set_groups: regions of a geo topology), consensus =
+  // within + between: the mean of ||x_i - x_bar_g(i)||^2 and of
+  // ||x_bar_g(i) - x_bar||^2, g(i) node i's group. NaN without groups.
+  double consensus_within = NAN, consensus_between = NAN;
 };
 // An evaluation that is ready later: the event loop asks for it and goes on.
 using PendingEvaluation = std::shared_future<Evaluation>;
@@ -63,6 +68,10 @@ class Learner {
   // Evaluations asked for from now on average (and report per node) only
   // these nodes' models, those that are up; empty: all nodes (the default).
   virtual void set_evaluated(const std::vector<NodeId>& nodes) = 0;
+  // Groups of nodes (one id per node, e.g. its region) for the split of the
+  // consensus distance into within and between groups. Learners that do not
+  // split it leave those fields NaN.
+  virtual void set_groups(const std::vector<int>&) {}
   // Evaluates the models as they are after every operation asked for so far,
   // without waiting for those operations to run; get() waits for the result.
   virtual PendingEvaluation evaluate_async(bool per_node) = 0;

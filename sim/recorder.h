@@ -69,6 +69,10 @@ struct TraceEvent {
 
 struct Recorder {
   bool trace_enabled = false;
+  // Each node's group, its region in a geo topology (for the region matrix
+  // and the split of the consensus distance); empty without regions.
+  std::vector<std::string> group_names;
+  std::vector<int> node_group;
   std::vector<MetricRow> metrics;
   std::vector<TransferRow> transfers;
   std::vector<NodeRow> nodes;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "sim/cluster.h"
 #include "sim/methods/method.h"
@@ -30,6 +31,72 @@ double seconds_since(Clock::time_point t) {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
+// Mean, median, 95th percentile (nearest rank) and maximum; null when empty.
+nlohmann::json spread(std::vector<double> v) {
+  if (v.empty()) return nullptr;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  auto rank = [&](double q) { return v[static_cast<size_t>(std::ceil(q * v.size())) - 1]; };
+  return {{"mean", sum / v.size()}, {"p50", rank(0.5)}, {"p95", rank(0.95)}, {"max", v.back()}};
+}
+
+// Staleness of the merged transfers: the age of the model when merged, in
+// seconds and in the sender's iterations.
+nlohmann::json staleness(const std::vector<TransferRow>& rows) {
+  std::vector<double> s, it;
+  for (const auto& t : rows)
+    if (t.merged) {
+      s.push_back((t.merge - t.snapshot).seconds());
+      it.push_back(static_cast<double>(t.sender_iterations_at_merge - t.sender_iterations_at_snapshot));
+    }
+  return {{"merged", s.size()}, {"seconds", spread(s)}, {"iterations", spread(it)}};
+}
+
+// Cuts (a group against the rest; each node is its own group without
+// groups) that no finished transfer crossed for longer than `threshold`:
+// the longest such gap of each, from the start to the end of the run.
+nlohmann::json starved_cuts(const Recorder& rec, int nodes, Time end, Time threshold) {
+  std::vector<int> group = rec.node_group;
+  std::vector<std::string> names = rec.group_names;
+  if (group.empty()) {
+    for (int n = 0; n < nodes; ++n) {
+      group.push_back(n);
+      names.push_back(fmt::format("n{}", n));
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  if (names.size() < 2) return out;
+  std::vector<std::vector<Time>> crossings(names.size());
+  for (const auto& t : rec.transfers)
+    if (t.finished && !t.lost && group[t.src] != group[t.dst]) {
+      crossings[group[t.src]].push_back(t.finish);
+      crossings[group[t.dst]].push_back(t.finish);
+    }
+  // Two groups are one cut.
+  const size_t cuts = names.size() == 2 ? 1 : names.size();
+  for (size_t g = 0; g < cuts; ++g) {
+    auto& times = crossings[g];
+    std::sort(times.begin(), times.end());
+    Time from = Time::zero(), longest_from, longest = Time::zero();
+    for (size_t i = 0; i <= times.size(); ++i) {
+      const Time to = i < times.size() ? times[i] : end;
+      if (to - from > longest) {
+        longest = to - from;
+        longest_from = from;
+      }
+      from = to;
+    }
+    if (longest > threshold)
+      out.push_back({{"cut", names[g] + (names.size() == 2 ? " | " + names[1] : " | rest")},
+                     {"longest_gap_s", longest.seconds()},
+                     {"from_s", longest_from.seconds()},
+                     {"to_s", (longest_from + longest).seconds()},
+                     {"crossings", times.size()}});
+  }
+  return out;
+}
+
 }  // namespace
 
 MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& real_learner, const RunOptions& opts) {
@@ -44,6 +111,28 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
   MethodContext ctx{sim, net, learner, sc, method, run.recorder};
   Cluster cluster(ctx, learner.node_count());
   auto protocol = make_method(cluster);
+  // Regions as groups, for the region matrix and the consensus split.
+  if (method.name != "single") {
+    std::map<std::string, int> ids;
+    for (NodeId n = 0; n < sc.topology.node_count(); ++n) {
+      const std::string& region = sc.topology.graph[sc.topology.nodes[n]].region;
+      if (region.empty()) {
+        ids.clear();
+        break;
+      }
+      ids.emplace(region, 0);
+    }
+    if (!ids.empty()) {
+      int next = 0;
+      for (auto& [name, id] : ids) {
+        id = next++;
+        run.recorder.group_names.push_back(name);
+      }
+      for (NodeId n = 0; n < sc.topology.node_count(); ++n)
+        run.recorder.node_group.push_back(ids.at(sc.topology.graph[sc.topology.nodes[n]].region));
+      learner.set_groups(run.recorder.node_group);
+    }
+  }
 
   const double samples_per_epoch = static_cast<double>(learner.train_size());
   auto epochs = [&] { return cluster.total_iterations() * static_cast<double>(learner.batch()) / samples_per_epoch; };
@@ -251,6 +340,12 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
       {"cross_traffic_flows_finished", wan.cross_flows_finished()},
       {"cross_traffic_bytes", wan.cross_bytes_finished()},
       {"merges", cluster.merges()},
+      {"staleness", staleness(run.recorder.transfers)},
+      {"starved_cuts", method.name == "single"
+                           ? nlohmann::json::array()
+                           : starved_cuts(run.recorder, learner.node_count(), sim.now(),
+                                          sc.eval.starved_s > 0 ? seconds(sc.eval.starved_s)
+                                                                : std::max(seconds(1), Time::ns(sim.now().ns() / 4)))},
       {"events", sim.executed()},
       {"wall_s", seconds_since(wall_start)},
       {"kernel_wall_s", learner.kernel_seconds()},

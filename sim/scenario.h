@@ -76,6 +76,11 @@ struct EvalOptions {
   int64_t test_samples = 2000;       // first n test samples used (0: all)
   std::vector<double> targets;       // accuracies for time-to-accuracy, in (0, 1]
   bool per_node = true;              // also evaluate every node's own model
+  // A cut (a region, or a node without regions, against the rest) that no
+  // finished transfer crosses for longer than this many virtual seconds is
+  // reported as starved (summary.json "starved_cuts", and a warning). 0
+  // (default): a quarter of the run's virtual time.
+  double starved_s = 0;
   bool test_samples_given = false;   // test_samples was set: it must not exceed the test set
 };
 

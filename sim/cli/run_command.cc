@@ -277,6 +277,11 @@ int run_command(const RunCommand& cmd_in) {
       fmt::print(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n", m.label,
                  r.summary["virtual_s"].get<double>(), r.summary["epochs"].get<double>(),
                  r.summary["final_accuracy"].dump(), r.summary["wall_s"].get<double>());
+    if (!cmd.quiet)
+      for (const auto& c : r.summary["starved_cuts"])
+        fmt::print(stderr, "  warning: {}: no transfer crossed the cut {} for {:.1f} virtual s ({:.1f} to {:.1f} s)\n",
+                   m.label, c["cut"].get<std::string>(), c["longest_gap_s"].get<double>(), c["from_s"].get<double>(),
+                   c["to_s"].get<double>());
   }
   const bool complete = interrupted_label.empty();
   summary["complete"] = complete;

@@ -283,6 +283,84 @@ TEST(Learner, AverageAllGivesEveryNodeTheMean) {
   for (size_t k = 0; k < after.size(); ++k) EXPECT_NEAR(after[k], (x[0][k] + x[1][k] + x[2][k]) / 3.0, 1e-6);
 }
 
+// The operations churn and the mixing metrics use, against values computed
+// here from the nodes' snapshots.
+std::vector<std::vector<float>> models(Learner& l) {
+  std::vector<std::vector<float>> x;
+  for (NodeId n = 0; n < l.node_count(); ++n) x.push_back(snapshot_values(*l.snapshot(n)));
+  return x;
+}
+
+double squared_distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (size_t k = 0; k < a.size(); ++k) d += (a[k] - b[k]) * (a[k] - b[k]);
+  return d;
+}
+
+std::vector<double> mean_of(const std::vector<std::vector<float>>& x, const std::vector<NodeId>& nodes) {
+  std::vector<double> m(x[0].size(), 0.0);
+  for (NodeId n : nodes)
+    for (size_t k = 0; k < m.size(); ++k) m[k] += x[n][k] / nodes.size();
+  return m;
+}
+
+std::vector<double> as_double(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+TEST(Learner, AveragingSomeNodesLeavesTheOthersAndResetTakesTheMeanOrTheInitialModel) {
+  auto learner = make_torch_factory(synthetic_workload(), 9, 0)->make(4);
+  const auto initial = models(*learner)[0];
+  for (NodeId n = 0; n < 4; ++n)
+    for (int k = 0; k <= n; ++k) learner->step(n);
+  const auto x = models(*learner);
+  learner->average({1, 3});
+  auto y = models(*learner);
+  const auto m13 = mean_of(x, {1, 3});
+  for (size_t k = 0; k < m13.size(); ++k) {
+    EXPECT_NEAR(y[1][k], m13[k], 1e-6);
+    EXPECT_NEAR(y[3][k], m13[k], 1e-6);
+    EXPECT_EQ(y[0][k], x[0][k]);
+    EXPECT_EQ(y[2][k], x[2][k]);
+  }
+  learner->reset_node(2, {0, 1});
+  learner->reset_node(3, {});
+  const auto z = models(*learner);
+  const auto m01 = mean_of(y, {0, 1});
+  for (size_t k = 0; k < m01.size(); ++k) {
+    EXPECT_NEAR(z[2][k], m01[k], 1e-6);
+    EXPECT_EQ(z[3][k], initial[k]);
+  }
+}
+
+TEST(Learner, EvaluationsSplitTheConsensusWithinAndBetweenGroupsAndCanSkipNodes) {
+  auto learner = make_torch_factory(synthetic_workload(), 5, 0)->make(4);
+  for (NodeId n = 0; n < 4; ++n)
+    for (int k = 0; k <= 2 * n; ++k) learner->step(n);
+  const auto x = models(*learner);
+  const auto all = mean_of(x, {0, 1, 2, 3}), g0 = mean_of(x, {0, 1}), g1 = mean_of(x, {2, 3});
+  double within = 0, between = 0, consensus = 0;
+  for (NodeId n = 0; n < 4; ++n) {
+    const auto& g = n < 2 ? g0 : g1;
+    within += squared_distance(as_double(x[n]), g) / 4;
+    between += squared_distance(g, all) / 4;
+    consensus += squared_distance(as_double(x[n]), all) / 4;
+  }
+  learner->set_groups({0, 0, 1, 1});
+  auto e = learner->evaluate(false);
+  EXPECT_NEAR(e.consensus, consensus, 1e-5 * consensus);
+  EXPECT_NEAR(e.consensus_within, within, 1e-5 * consensus);
+  EXPECT_NEAR(e.consensus_between, between, 1e-5 * consensus);
+  EXPECT_GT(within, 0);
+  EXPECT_GT(between, 0);
+  // Only nodes 0 and 2 up: the consensus of those two, each its group's only member.
+  learner->set_evaluated({0, 2});
+  e = learner->evaluate(false);
+  const auto m02 = mean_of(x, {0, 2});
+  const double two = (squared_distance(as_double(x[0]), m02) + squared_distance(as_double(x[2]), m02)) / 2;
+  EXPECT_NEAR(e.consensus, two, 1e-5 * two);
+  EXPECT_NEAR(e.consensus_within, 0, 1e-9);
+  EXPECT_NEAR(e.consensus_between, two, 1e-5 * two);
+}
+
 TEST(Device, CudaIsRefusedClearlyWithoutIt) {
   WorkloadSpec w = synthetic_workload();
   w.device = "cuda";

@@ -1,0 +1,124 @@
+// Whether information mixes: the communication matrix, staleness figures and
+// starved cuts, on runs simple enough to follow by hand.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/writers.h"
+#include "sim/runner.h"
+#include "test_util.h"
+
+namespace gossipsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Two nodes, 100 ms iterations, one 8 Mbit/s link of 10 ms: a 1 MB model
+// takes 1.01 s.
+nlohmann::json two_nodes(const std::string& method, double stop_s) {
+  return {{"name", "mixing"},
+          {"topology", {{"generator", "complete"}, {"nodes", 2}}},
+          {"network", {{"access", {{"up_mbps", 800}, {"down_mbps", 800}}},
+                       {"links", {{"bandwidth_mbps", 8}, {"latency_ms", 10}}}}},
+          {"compute", {{"iteration_ms", 100}}},
+          {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}}},
+          {"methods", {method}},
+          {"stop", {{"virtual_s", stop_s}}},
+          {"eval", {{"every_s", 1}}}};
+}
+
+MethodRun run(const nlohmann::json& j) {
+  Scenario sc = test::scenario_from(j);
+  NullLearner learner(sc.topology.node_count(), bytes(1'000'000));
+  return run_method(sc, sc.methods[0], learner, RunOptions{});
+}
+
+std::string read(const fs::path& f) {
+  std::ifstream in(f);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Mixing, StalenessAndTheCommunicationMatrixOfAHandRun) {
+  // gossip-overlap: each node sends at 0.1 s; the model arrives at 1.11 s
+  // and is merged at the end of the receiver's iteration, 1.2 s, when the
+  // sender (free again) sends its next one: sends at 0.1, 1.2, 2.3 and 3.4 s,
+  // merges at 1.2, 2.3, 3.4 s. Each merged model is 1.1 s old. In
+  // iterations: both nodes end an iteration at 1.2 s, node 0 first (its
+  // event was scheduled first): node 1 merges node 0's model after node 0's
+  // 12th iteration (11 old), node 0 merges node 1's before node 1's 12th (10
+  // old). By 3.5 s, 3 arrived each way and 1 is in flight.
+  MethodRun r = run(two_nodes("gossip-overlap", 3.5));
+  const auto& s = r.summary["staleness"];
+  EXPECT_EQ(s["merged"], 6);
+  for (const char* k : {"mean", "p50", "p95", "max"}) EXPECT_NEAR(s["seconds"][k].get<double>(), 1.1, 1e-9) << k;
+  EXPECT_EQ(s["iterations"]["mean"], 10.5);
+  EXPECT_EQ(s["iterations"]["p50"], 10);  // nearest rank: the 3rd of 10 10 10 11 11 11
+  EXPECT_EQ(s["iterations"]["p95"], 11);
+  EXPECT_EQ(s["iterations"]["max"], 11);
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-mixing-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_comm_matrix_csv(dir / "comm_matrix.csv", r);
+  EXPECT_EQ(read(dir / "comm_matrix.csv"),
+            "method,src,dst,transfers,bytes,lost\n"
+            "gossip-overlap,0,1,3,3000000,0\n"
+            "gossip-overlap,1,0,3,3000000,0\n");
+  // No regions on a complete graph: no region files.
+  write_region_outputs(dir, r);
+  EXPECT_FALSE(fs::exists(dir / "comm_regions.csv"));
+  fs::remove_all(dir);
+  // Nothing crosses before the first arrivals at 1.11 s, more than a quarter
+  // of the 3.5 s run: even the start of a run counts.
+  ASSERT_EQ(r.summary["starved_cuts"].size(), 1u);
+  EXPECT_NEAR(r.summary["starved_cuts"][0]["longest_gap_s"].get<double>(), 1.11, 1e-9);
+}
+
+TEST(Mixing, ACutThatNothingCrossesIsReportedStarved) {
+  // Blocking gossip; node 1 is down from 1 to 3 s, which cuts both first
+  // transfers. The first to cross the cut again is node 0's, sent at 3 s
+  // (the join comes before its iteration's end at 3 s): it arrives at 4.01 s.
+  // Node 1's, sent at 3.1 s, arrives at 4.11 s; the next ones end after 5 s.
+  // The longest gap is 0 to 4.01 s, over a quarter of the 5 s run.
+  nlohmann::json j = two_nodes("gossip", 5);
+  j["churn"] = {{{"nodes", {1}}, {"events", {{1, "crash"}, {3, "join"}}}}};
+  MethodRun r = run(j);
+  const auto& cuts = r.summary["starved_cuts"];
+  ASSERT_EQ(cuts.size(), 1u) << cuts;
+  EXPECT_EQ(cuts[0]["cut"], "n0 | n1");
+  EXPECT_NEAR(cuts[0]["longest_gap_s"].get<double>(), 4.01, 1e-9);
+  EXPECT_EQ(cuts[0]["from_s"], 0.0);
+  EXPECT_EQ(cuts[0]["crossings"], 2);
+  // A threshold above the gap silences it.
+  j["eval"]["starved_s"] = 4.5;
+  EXPECT_TRUE(run(j).summary["starved_cuts"].empty());
+}
+
+TEST(Mixing, GeoTopologiesGetARegionMatrix) {
+  // Two regions of cloud8, two nodes each: the matrix lists all four region
+  // pairs, and its counts add up to the finished transfers.
+  nlohmann::json j = two_nodes("gossip-overlap", 5);
+  j["topology"] = {{"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"},
+                   {"regions", {"us-east-1", "eu-west-1"}}};
+  MethodRun r = run(j);
+  ASSERT_EQ(r.recorder.group_names, (std::vector<std::string>{"eu-west-1", "us-east-1"}));
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-mixing-geo-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_region_outputs(dir, r);
+  std::ifstream in(dir / "comm_regions.csv");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "method,src_region,dst_region,transfers,bytes");
+  int rows = 0;
+  int64_t total = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    total += std::stoll(line.substr(line.rfind(',', line.rfind(',') - 1) + 1));
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(total, r.summary["transfers_finished"].get<int64_t>());
+  EXPECT_TRUE(fs::exists(dir / "consensus_regions.csv"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gossipsim
