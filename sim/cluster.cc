@@ -9,7 +9,7 @@
 namespace gossipsim {
 
 Cluster::Cluster(const MethodContext& ctx, int nodes)
-    : ctx_(ctx), gosgd_(ctx.options.merge == "gosgd"), jitter_(ctx.scenario.compute.jitter) {
+    : ctx_(ctx), gosgd_(ctx.options.merge == "gosgd" || ctx.options.name == "gosgd"), jitter_(ctx.scenario.compute.jitter) {
   const Streams streams(ctx.scenario.seed);
   nodes_.resize(nodes);
   for (NodeId n = 0; n < nodes; ++n) {

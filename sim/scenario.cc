@@ -145,7 +145,13 @@ MethodOptions parse_method(const JsonReader& r) {
     const int64_t steps = r.integer("local_steps", 1);
     r.require(steps >= 1 && steps <= 1000000, "local_steps", "an integer in [1, 1000000]");
     m.local_steps = static_cast<int>(steps);
-    m.merge = choice(r, "merge", {"average", "gosgd"});
+    if (m.name == "gosgd") {
+      m.merge = "gosgd";
+      m.push_probability = r.number("push_probability", m.push_probability);
+      r.require(m.push_probability > 0 && m.push_probability <= 1, "push_probability", "a probability in (0, 1]");
+    } else {
+      m.merge = choice(r, "merge", {"average", "gosgd"});
+    }
     if (m.name == "gossip-scheduled") {
       m.selection = choice(r, "selection", {"min-finish", "random-enabled", "weighted"});
       m.info = choice(r, "info", {"oracle", "gossiped"});
@@ -157,6 +163,7 @@ MethodOptions parse_method(const JsonReader& r) {
     r.done();
   }
   if (m.label.empty()) m.label = m.name;
+  if (m.name == "gosgd") m.merge = "gosgd";
   return m;
 }
 
@@ -262,7 +269,7 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
 }
 
 const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce",
+  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "allreduce",
                                                  "single"};
   return names;
 }

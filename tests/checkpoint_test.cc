@@ -15,80 +15,14 @@
 #include "sim/checkpoint.h"
 #include "sim/runner.h"
 #include "test_util.h"
+#include "toy_learner.h"
 
 namespace gossipsim {
 namespace {
 
+using test::ToyLearner;
+
 namespace fs = std::filesystem;
-
-// x_n += 1 + n/10 each step; merges as the Learner contract says;
-// evaluations report the mean, min, max and spread of the x_n.
-class ToyLearner : public Learner {
- public:
-  explicit ToyLearner(int nodes) : x_(nodes, 0.0) {}
-  int node_count() const override { return static_cast<int>(x_.size()); }
-  Bytes model_bytes() const override { return bytes(200'000); }
-  void step(NodeId n) override { x_[n] += 1 + n / 10.0; }
-  SnapshotPtr snapshot(NodeId n) override { return std::make_shared<Value>(x_[n]); }
-  void merge(NodeId r, const SnapshotPtr& s, double w_self, double w_other) override {
-    x_[r] = (w_self * x_[r] + w_other * static_cast<const Value&>(*s).x) / (w_self + w_other);
-  }
-  void average(const std::vector<NodeId>& nodes) override {
-    double m = 0;
-    for (NodeId n : nodes) m += x_[n] / nodes.size();
-    for (NodeId n : nodes) x_[n] = m;
-  }
-  void reset_node(NodeId n, const std::vector<NodeId>& from) override {
-    double m = 0;
-    for (NodeId k : from) m += x_[k] / from.size();
-    x_[n] = m;
-  }
-  void set_evaluated(const std::vector<NodeId>& nodes) override { evaluated_ = nodes; }
-  PendingEvaluation evaluate_async(bool per_node) override {
-    std::vector<double> x;
-    if (evaluated_.empty()) x = x_;
-    for (NodeId n : evaluated_) x.push_back(x_[n]);
-    Evaluation e;
-    e.per_node = per_node;
-    e.node_accuracy_min = *std::min_element(x.begin(), x.end());
-    e.node_accuracy_max = *std::max_element(x.begin(), x.end());
-    for (double v : x) e.accuracy += v / x.size();
-    for (double v : x) e.consensus += (v - e.accuracy) * (v - e.accuracy) / x.size();
-    e.loss = x_[0];
-    std::promise<Evaluation> p;
-    p.set_value(e);
-    return p.get_future().share();
-  }
-  int64_t batch() const override { return 8; }
-  int64_t train_size() const override { return 4000; }
-  double kernel_seconds() const override { return 0; }
-  std::string save_state() override {
-    BinaryWriter w;
-    w.put_vector(x_);
-    return w.bytes();
-  }
-  void load_state(const std::string& b) override {
-    BinaryReader r(b, "toy");
-    x_ = r.get_vector<double>();
-  }
-  std::string save_snapshot(const ModelSnapshot& s) override {
-    BinaryWriter w;
-    w.put(static_cast<const Value&>(s).x);
-    return w.bytes();
-  }
-  SnapshotPtr load_snapshot(const std::string& b) override {
-    BinaryReader r(b, "toy snapshot");
-    return std::make_shared<Value>(r.get<double>());
-  }
-
- private:
-  struct Value : ModelSnapshot {
-    explicit Value(double v) : x(v) {}
-    double x;
-  };
-  std::vector<double> x_;
-  std::vector<NodeId> evaluated_;
-};
 
 // A method's JSON; "churn:" before it adds churn and cross-traffic.
 nlohmann::json wan(std::string method) {

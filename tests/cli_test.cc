@@ -117,6 +117,19 @@ TEST(Cli, MissingDatasetFailsWithoutLeavingAResultFolder) {
   fs::remove_all(sc.parent_path());
 }
 
+TEST(Cli, GoSgdRunsOnTheQuickstartAndTheTeachingScenarios) {
+  for (const char* scenario : {"quickstart.json", "teaching/synthetic-4.json", "teaching/hotspot.json"}) {
+    fs::path out = temp("gosgd");
+    Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/" + scenario +
+                         " --kernels none --quiet --set '/methods=[\"gosgd\"]' --out " + out.string() + " --set /stop/virtual_s=10");
+    ASSERT_EQ(r.code, 0) << scenario << ": " << r.out;
+    std::ifstream in(out / "gosgd" / "summary.json");
+    auto s = nlohmann::json::parse(in);
+    EXPECT_GT(s["merges"].get<int64_t>(), 10) << scenario;
+    fs::remove_all(out);
+  }
+}
+
 TEST(Cli, TimelineOnlyRunWritesEveryOutput) {
   fs::path out = temp("timeline");
   Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json --kernels none --trace --quiet --out " +

@@ -10,6 +10,7 @@
 #include "analysis/writers.h"
 #include "sim/runner.h"
 #include "test_util.h"
+#include "toy_learner.h"
 
 namespace gossipsim {
 namespace {
@@ -100,7 +101,54 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethod,
                                            R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
                                            R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
                                            R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
+                                           R"("gosgd")", R"({"name":"gosgd","push_probability":1,"label":"g1"})",
                                            R"("allreduce")", R"("single")"));
+
+TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
+  // Two nodes, p = 1: each pushes after every iteration (100 ms); a 1 kB
+  // model takes 10 ms + 1 ms, so it arrives during the receiver's next
+  // iteration and is merged at its end. ToyLearner: x_0 += 1, x_1 += 1.1.
+  //   0.1 s: x = (1, 1.1); both halve their weight (0.5) and push.
+  //   0.2 s: node 0 steps to 2, merges (0.5 * 2 + 0.5 * 1.1) / 1 = 1.55,
+  //          weight 1, pushes 1.55 with 0.5; node 1 steps to 2.2, merges
+  //          node 0's 1 from 0.1 s: 1.6, pushes it.
+  //   0.3 s: node 0: 2.55 merged with 1.6 -> 2.075; node 1: 2.7 with 1.55 -> 2.125.
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "name": "gosgd", "topology": {"generator": "complete", "nodes": 2},
+    "network": {"access": {"up_mbps": 800, "down_mbps": 800}, "links": {"bandwidth_mbps": 8, "latency_ms": 10}},
+    "compute": {"iteration_ms": 100}, "workload": {"dataset": "synthetic", "model": "mlp"},
+    "methods": [{"name": "gosgd", "push_probability": 1}], "stop": {"virtual_s": 0.35}, "eval": {"every_s": 0.1}})");
+  Scenario sc = test::scenario_from(j);
+  class Small : public test::ToyLearner {
+   public:
+    Small() : ToyLearner(2) {}
+    Bytes model_bytes() const override { return bytes(1000); }
+  } learner;
+  MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
+  // Rows at 0, 0.1, 0.2, 0.3 s: accuracy is the mean of x, loss is x_0, the
+  // node range is min and max.
+  ASSERT_GE(r.recorder.metrics.size(), 4u);
+  const Evaluation& e2 = r.recorder.metrics[2].eval;
+  EXPECT_DOUBLE_EQ(e2.loss, 1.55);
+  EXPECT_DOUBLE_EQ(e2.node_accuracy_max, 1.6);
+  const Evaluation& e3 = r.recorder.metrics[3].eval;
+  EXPECT_DOUBLE_EQ(e3.loss, 2.075);
+  EXPECT_DOUBLE_EQ(e3.node_accuracy_max, 2.125);
+  EXPECT_EQ(r.summary["merges"], 4);
+}
+
+TEST(GoSgd, PushesWithTheGivenProbability) {
+  // Each iteration pushes with probability p: over thousands of iterations
+  // the share of iterations that pushed is p within sampling error.
+  for (double p : {0.1, 0.5}) {
+    nlohmann::json j = wan(R"("gosgd")");
+    j["methods"][0] = {{"name", "gosgd"}, {"push_probability", p}};
+    MethodRun r = run(j, 10'000, false);
+    const double n = r.summary["iterations"].get<double>(), pushes = r.summary["transfers_started"].get<double>();
+    ASSERT_GT(n, 2000);
+    EXPECT_NEAR(pushes / n, p, 4 * std::sqrt(p * (1 - p) / n)) << p;
+  }
+}
 
 TEST(Gossip, ABlockedSenderNeverComputes) {
   MethodRun r = run(wan(R"("gossip")"));

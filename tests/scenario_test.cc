@@ -133,6 +133,7 @@ std::vector<Bad> bad_cases() {
       {"/limits/nodes", 0, "/limits/nodes: expected an integer in [1, 1e8]"},
       {"/limits/memory_gb", 0, "/limits/memory_gb: expected a number > 0"},
       {"/limits/cores", 2, "/limits/cores: unknown key"},
+      {"/methods/1", {{"name", "gosgd"}, {"push_probability", 0}}, "/methods/1/push_probability: expected a probability in (0, 1]"},
       {"/eval/starved_s", -1, "/eval/starved_s: expected a number of seconds in [0, 1e9]"},
       {"/churn", {{{"nodes", {1}}, {"events", {{1, "explode"}}}}}, "/churn/0/events/0/1: expected one of crash, leave, join"},
       {"/churn", {{{"fraction", 2}, {"events", {{1, "crash"}}}}}, "/churn/0/fraction: expected a fraction of the nodes"},

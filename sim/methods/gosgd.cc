@@ -1,0 +1,43 @@
+// gosgd: GoSGD (Blot, Picard, Cord and Thome, "Gossip training for deep
+// learning", 2016) as a protocol of its own. Every node computes without
+// pause; after each iteration, with probability p (`push_probability`), it
+// pushes its model to a uniformly random neighbour, halving its weight a_i
+// and sending that half along; the receiver merges at its next iteration
+// boundary by sum-weights: x_j <- (a_j x_j + a_i x_i) / (a_j + a_i),
+// a_j <- a_j + a_i (sim/cluster.h). Pushes do not wait for each other: a
+// node may have several in flight, sharing its uplink. The weights of all
+// nodes and of the models in flight always sum to the node count.
+// Churn: it pushes only to neighbours that are up (none: no push).
+#include "sim/methods/method.h"
+
+namespace gossipsim {
+
+namespace {
+
+class GoSgd : public Method {
+ public:
+  explicit GoSgd(Cluster& c) : c_(c), p_(c.ctx().options.push_probability) {}
+
+  void start() override {
+    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
+  }
+  void on_up(NodeId n) override { compute(n); }
+
+ private:
+  void compute(NodeId n) {
+    c_.iterate(n, [this, n] {
+      if (uniform01(c_.rng(n)) < p_)
+        if (const NodeId peer = c_.up_peer(n); peer >= 0) c_.send(n, peer);
+      compute(n);
+    });
+  }
+
+  Cluster& c_;
+  double p_;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_gosgd(Cluster& cluster) { return std::make_unique<GoSgd>(cluster); }
+
+}  // namespace gossipsim
