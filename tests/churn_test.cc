@@ -22,18 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// n nodes, 100 ms iterations, links of 8 Mbit/s (1 MB/s) and 10 ms, access
-// links of 800 Mbit/s: a 1 MB model takes 1.01 s over one link.
 nlohmann::json scenario(const std::string& generator, int nodes, const std::string& method, double stop_s) {
-  return {{"name", "churn"},
-          {"topology", {{"generator", generator}, {"nodes", nodes}}},
-          {"network", {{"access", {{"up_mbps", 800}, {"down_mbps", 800}}},
-                       {"links", {{"bandwidth_mbps", 8}, {"latency_ms", 10}}}}},
-          {"compute", {{"iteration_ms", 100}}},
-          {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}}},
-          {"methods", {method}},
-          {"stop", {{"virtual_s", stop_s}}},
-          {"eval", {{"every_s", 1}}}};
+  return test::hand_scenario(generator, nodes, method, stop_s);
 }
 
 MethodRun run(const nlohmann::json& j, int64_t model_bytes = 1'000'000, size_t method = 0) {

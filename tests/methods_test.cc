@@ -113,11 +113,8 @@ TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
   //          weight 1, pushes 1.55 with 0.5; node 1 steps to 2.2, merges
   //          node 0's 1 from 0.1 s: 1.6, pushes it.
   //   0.3 s: node 0: 2.55 merged with 1.6 -> 2.075; node 1: 2.7 with 1.55 -> 2.125.
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "name": "gosgd", "topology": {"generator": "complete", "nodes": 2},
-    "network": {"access": {"up_mbps": 800, "down_mbps": 800}, "links": {"bandwidth_mbps": 8, "latency_ms": 10}},
-    "compute": {"iteration_ms": 100}, "workload": {"dataset": "synthetic", "model": "mlp"},
-    "methods": [{"name": "gosgd", "push_probability": 1}], "stop": {"virtual_s": 0.35}, "eval": {"every_s": 0.1}})");
+  nlohmann::json j = test::hand_scenario("complete", 2, {{"name", "gosgd"}, {"push_probability", 1}}, 0.35);
+  j["eval"]["every_s"] = 0.1;
   Scenario sc = test::scenario_from(j);
   class Small : public test::ToyLearner {
    public:

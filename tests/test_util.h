@@ -45,4 +45,20 @@ inline std::string two_nodes(double up_mbps, double down_mbps, double link_mbps,
       .dump();
 }
 
+// A scenario simple enough to follow by hand: n nodes of the generator, 100
+// ms iterations, links of 8 Mbit/s (1 MB/s) and 10 ms, access links of 800
+// Mbit/s (a 1 MB model takes 1.01 s over one link), no jitter, one method.
+inline nlohmann::json hand_scenario(const std::string& generator, int nodes, const nlohmann::json& method,
+                                    double stop_s) {
+  return {{"name", "hand"},
+          {"topology", {{"generator", generator}, {"nodes", nodes}}},
+          {"network", {{"access", {{"up_mbps", 800}, {"down_mbps", 800}}},
+                       {"links", {{"bandwidth_mbps", 8}, {"latency_ms", 10}}}}},
+          {"compute", {{"iteration_ms", 100}}},
+          {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}}},
+          {"methods", {method}},
+          {"stop", {{"virtual_s", stop_s}}},
+          {"eval", {{"every_s", 1}}}};
+}
+
 }  // namespace gossipsim::test
