@@ -197,6 +197,7 @@ FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) {
   if (gosgd_) weight = (nodes_[src].weight /= 2);
   const Bytes size = ctx_.learner.model_bytes();
   Pending p{ctx_.learner.snapshot(src), weight, begin_transfer(src, dst, size)};
+  ctx_.recorder.transfers[p.row].weight = weight;
   return ctx_.net.start_flow(src, dst, size, [this, p, sent = std::move(sent)](const FlowRecord& f) {
     end_transfer(f, p.row);
     if (f.lost) {
@@ -252,6 +253,7 @@ void Cluster::close() {
     r.iterations = n.iterations;
     r.sent = n.sent;
     r.received = n.received;
+    r.weight = n.weight;
     r.down = n.down_total + (n.up ? Time::zero() : now() - n.down_since);
     rows.push_back(r);
   }

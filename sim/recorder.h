@@ -29,6 +29,7 @@ struct TransferRow {
   bool merged = false;           // false: still unmerged when the run ended
   bool lost = false;             // cut by a crash, a leave or an abandoned all-reduce step
   int64_t sender_iterations_at_snapshot = 0, sender_iterations_at_merge = 0;
+  double weight = 1;  // the sum-weight it carries (gosgd); not written out
 };
 
 // Something that happened to the WAN (events.csv):
@@ -52,7 +53,8 @@ struct NodeRow {
   Time idle;                    // run time - compute
   int64_t iterations = 0;
   int64_t sent = 0, received = 0;
-  Time down;  // time spent down (churn)
+  Time down;        // time spent down (churn)
+  double weight = 1;  // its sum-weight at the end (gosgd); not written out
 };
 
 // A Chrome trace-event on one of a node's tracks; ph is X (span), i

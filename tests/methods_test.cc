@@ -134,6 +134,24 @@ TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
   EXPECT_EQ(r.summary["merges"], 4);
 }
 
+TEST(GoSgd, WeightsSumToTheNodeCountAtAllTimes) {
+  // Whenever the run stops, the nodes' weights and those of the models not
+  // yet merged (in flight or in an inbox) add up to N: halving and merging
+  // only move weight (churn, which loses weight by design, is left out).
+  for (double stop : {0.37, 1.0, 4.2, 9.95}) {
+    nlohmann::json j = wan(R"({"name":"gosgd","push_probability":0.5})");
+    j["stop"]["virtual_s"] = stop;
+    MethodRun r = run(j, 400'000, false);
+    double total = 0;
+    int unmerged = 0;
+    for (const auto& n : r.recorder.nodes) total += n.weight;
+    for (const auto& t : r.recorder.transfers)
+      if (!t.merged) total += t.weight, ++unmerged;
+    EXPECT_NEAR(total, 6.0, 1e-12) << stop;
+    EXPECT_GT(unmerged, 0) << stop;  // some weight was in flight: the check has something to add
+  }
+}
+
 TEST(GoSgd, PushesWithTheGivenProbability) {
   // Each iteration pushes with probability p: over thousands of iterations
   // the share of iterations that pushed is p within sampling error.
