@@ -192,13 +192,17 @@ void Cluster::end_transfer(const FlowRecord& f, size_t row) {
   ++nodes_[f.dst].received;
 }
 
-FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) {
+FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) { return send_model(src, dst, {}, std::move(sent)); }
+
+FlowId Cluster::send_held(NodeId src, NodeId dst, Arrived arrived) { return send_model(src, dst, std::move(arrived), {}); }
+
+FlowId Cluster::send_model(NodeId src, NodeId dst, Arrived arrived, Sent sent) {
   double weight = 1;
   if (gosgd_) weight = (nodes_[src].weight /= 2);
   const Bytes size = ctx_.learner.model_bytes();
   Pending p{ctx_.learner.snapshot(src), weight, begin_transfer(src, dst, size)};
   ctx_.recorder.transfers[p.row].weight = weight;
-  return ctx_.net.start_flow(src, dst, size, [this, p, sent = std::move(sent)](const FlowRecord& f) {
+  return ctx_.net.start_flow(src, dst, size, [this, p, arrived = std::move(arrived), sent = std::move(sent)](const FlowRecord& f) {
     end_transfer(f, p.row);
     if (f.lost) {
       if (sent) sent(f);
@@ -207,7 +211,8 @@ FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) {
     ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
     ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
     ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
-    deliver(f.dst, p);
+    if (arrived) arrived(Held{p.model, p.row, f.src});
+    else deliver(f.dst, p);
     if (sent) sent(f);
   });
 }
@@ -233,8 +238,18 @@ void Cluster::merge(NodeId dst, const Pending& p) {
   } else {
     ctx_.learner.merge(dst, p.model, 1, 1);
   }
+  merged(dst, p.row);
+}
+
+void Cluster::merge_held(NodeId dst, const Held& h, double w_self, double w_other) {
+  if (nodes_[dst].computing) throw std::logic_error("a held model was merged into a node that is computing");
+  ctx_.learner.merge(dst, h.model, w_self, w_other);
+  merged(dst, h.row);
+}
+
+void Cluster::merged(NodeId dst, size_t transfer) {
   ++merges_;
-  TransferRow& row = ctx_.recorder.transfers[p.row];
+  TransferRow& row = ctx_.recorder.transfers[transfer];
   row.merge = now();
   row.merged = true;
   row.sender_iterations_at_merge = nodes_[row.src].iterations;

@@ -68,6 +68,17 @@ class Cluster {
   int64_t total_iterations() const { return total_iterations_; }
 
   FlowId send(NodeId src, NodeId dst, Sent sent = {});
+  // A model handed to the method on arrival instead of merged (dpsgd mixes
+  // several at once, at a time of its choosing). merge_held merges it, now,
+  // into a node that is not computing; one never merged stays unmerged.
+  struct Held {
+    SnapshotPtr model;
+    size_t row;  // in recorder.transfers
+    NodeId src;
+  };
+  using Arrived = std::function<void(const Held&)>;
+  FlowId send_held(NodeId src, NodeId dst, Arrived arrived);
+  void merge_held(NodeId dst, const Held& h, double w_self, double w_other);
   // Records a flow that carries no model (all-reduce chunks): counted in bytes
   // and transfers, never merged.
   FlowId send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent);
@@ -137,6 +148,8 @@ class Cluster {
   void membership_changed();
   void deliver(NodeId dst, Pending p);
   void merge(NodeId dst, const Pending& p);
+  void merged(NodeId dst, size_t transfer);  // counts and records a merge
+  FlowId send_model(NodeId src, NodeId dst, Arrived arrived, Sent sent);
   void comm_change(NodeId n, int delta_out, int delta_in);
 
   MethodContext ctx_;

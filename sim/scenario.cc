@@ -269,7 +269,7 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
 }
 
 const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "allreduce",
+  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "allreduce",
                                                  "single"};
   return names;
 }

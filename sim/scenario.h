@@ -49,9 +49,9 @@ struct ComputeOptions {
 
 // One entry of /methods: a method name or an object with the name and options.
 struct MethodOptions {
-  std::string name;   // gossip | gossip-overlap | gossip-scheduled | gosgd | allreduce | single
+  std::string name;   // gossip | gossip-overlap | gossip-scheduled | gosgd | dpsgd | allreduce | single
   std::string label;  // unique name of this entry in results; default: name
-  int local_steps = 1;             // gossip methods: iterations between sends, >= 1
+  int local_steps = 1;             // gossip methods and dpsgd: iterations between sends, >= 1
   std::string merge = "average";   // gossip methods: average | gosgd (sum-weights); gosgd: always gosgd
   double push_probability = 0.1;   // gosgd only: chance of a push after each iteration, (0, 1]
   // gossip-scheduled only:

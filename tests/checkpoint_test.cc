@@ -113,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethodResumes,
 INSTANTIATE_TEST_SUITE_P(Churn, EveryMethodResumes,
                          ::testing::Values(R"(churn:"gossip")", R"(churn:"gossip-overlap")",
                                            R"(churn:{"name":"gossip-scheduled","info":"gossiped","exchange":"push-pull"})",
-                                           R"(churn:"allreduce")"));
+                                           R"(churn:"dpsgd")", R"(churn:"allreduce")"));
 
 TEST(Checkpoint, AReplayThatDoesNotArriveIsRefused) {
   Scenario sc = test::scenario_from(wan(R"("gossip-overlap")"));

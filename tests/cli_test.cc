@@ -117,15 +117,18 @@ TEST(Cli, MissingDatasetFailsWithoutLeavingAResultFolder) {
   fs::remove_all(sc.parent_path());
 }
 
-TEST(Cli, GoSgdRunsOnTheQuickstartAndTheTeachingScenarios) {
+TEST(Cli, NewMethodsRunOnTheQuickstartAndTheTeachingScenarios) {
   for (const char* scenario : {"quickstart.json", "teaching/synthetic-4.json", "teaching/hotspot.json"}) {
-    fs::path out = temp("gosgd");
+    fs::path out = temp("new-methods");
     Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/" + scenario +
-                         " --kernels none --quiet --set '/methods=[\"gosgd\"]' --out " + out.string() + " --set /stop/virtual_s=10");
+                         " --kernels none --quiet --set '/methods=[\"gosgd\", \"dpsgd\"]' --out " + out.string() +
+                         " --set /stop/virtual_s=10");
     ASSERT_EQ(r.code, 0) << scenario << ": " << r.out;
-    std::ifstream in(out / "gosgd" / "summary.json");
-    auto s = nlohmann::json::parse(in);
-    EXPECT_GT(s["merges"].get<int64_t>(), 10) << scenario;
+    for (const char* m : {"gosgd", "dpsgd"}) {
+      std::ifstream in(out / m / "summary.json");
+      auto s = nlohmann::json::parse(in);
+      EXPECT_GT(s["merges"].get<int64_t>(), 10) << scenario << " " << m;
+    }
     fs::remove_all(out);
   }
 }

@@ -102,6 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethod,
                                            R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
                                            R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
                                            R"("gosgd")", R"({"name":"gosgd","push_probability":1,"label":"g1"})",
+                                           R"("dpsgd")", R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
                                            R"("allreduce")", R"("single")"));
 
 TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
@@ -132,6 +133,44 @@ TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
   EXPECT_DOUBLE_EQ(e3.loss, 2.075);
   EXPECT_DOUBLE_EQ(e3.node_accuracy_max, 2.125);
   EXPECT_EQ(r.summary["merges"], 4);
+}
+
+TEST(DPsgd, MetropolisHastingsMixingFollowsTheHandComputation) {
+  // A path a - b - c (nodes 0, 1, 2): degrees 1, 2, 1, so W_01 = 1/3, W_00 =
+  // 2/3; W_10 = W_12 = W_11 = 1/3; W_21 = 1/3, W_22 = 2/3. A 1 kB model takes
+  // 11 ms over a link. Round 1: the steps give x = (1, 1.1, 1.2) at 0.1 s;
+  // every node holds its neighbours' models at 0.111 s and mixes:
+  //   x_0 = (2 * 1 + 1.1) / 3, x_1 = (1 + 1.1 + 1.2) / 3, x_2 = (2 * 1.2 + 1.1) / 3.
+  // Round 2 steps at 0.211 s (+1, +1.1, +1.2) and mixes at 0.222 s.
+  const fs::path file = fs::temp_directory_path() / ("gossipsim-path-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+                            "links": [{"a": "a", "b": "b"}, {"a": "b", "b": "c"}]})";
+  nlohmann::json j = test::hand_scenario("complete", 3, "dpsgd", 0.25);
+  j["topology"] = {{"generator", "file"}, {"path", file.string()}};
+  j["eval"]["every_s"] = 0.15;
+  Scenario sc = test::scenario_from(j);
+  fs::remove(file);
+  class Small : public test::ToyLearner {
+   public:
+    Small() : ToyLearner(3) {}
+    Bytes model_bytes() const override { return bytes(1000); }
+  } learner;
+  MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
+  ASSERT_GE(r.recorder.metrics.size(), 2u);
+  const Evaluation& e = r.recorder.metrics[1].eval;  // at 0.15 s; loss is x_0
+  const double x0 = (2 * 1 + 1.1) / 3, x1 = (1 + 1.1 + 1.2) / 3, x2 = (2 * 1.2 + 1.1) / 3;
+  EXPECT_NEAR(e.loss, x0, 1e-12);
+  EXPECT_NEAR(e.accuracy, (x0 + x1 + x2) / 3, 1e-12);
+  EXPECT_NEAR(e.node_accuracy_max, x2, 1e-12);
+  EXPECT_EQ(r.summary["merges"], 8);  // 4 a round, 2 rounds by 0.25 s
+  const double y0 = x0 + 1, y1 = x1 + 1.1, y2 = x2 + 1.2;
+  const Evaluation& last = r.recorder.metrics.back().eval;  // at 0.25 s
+  EXPECT_NEAR(last.loss, (2 * y0 + y1) / 3, 1e-12);
+  EXPECT_NEAR(last.node_accuracy_max, (2 * y2 + y1) / 3, 1e-12);
+  EXPECT_NEAR(last.accuracy, ((2 * y0 + y1) / 3 + (y0 + y1 + y2) / 3 + (2 * y2 + y1) / 3) / 3, 1e-12);
+  // Rounds are synchronous per neighbourhood: every merge is 11 ms after its snapshot.
+  for (const auto& t : r.recorder.transfers)
+    if (t.merged) EXPECT_EQ(t.merge - t.snapshot, milliseconds(11));
 }
 
 TEST(GoSgd, WeightsSumToTheNodeCountAtAllTimes) {

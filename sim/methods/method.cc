@@ -10,6 +10,7 @@ std::unique_ptr<Method> make_method(Cluster& cluster) {
   if (name == "gossip-overlap") return make_gossip_overlap(cluster);
   if (name == "gossip-scheduled") return make_gossip_scheduled(cluster);
   if (name == "gosgd") return make_gosgd(cluster);
+  if (name == "dpsgd") return make_dpsgd(cluster);
   if (name == "allreduce") return make_allreduce(cluster);
   if (name == "single") return make_single(cluster);
   throw std::invalid_argument("unknown method " + name);
