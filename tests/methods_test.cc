@@ -117,11 +117,7 @@ TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
   nlohmann::json j = test::hand_scenario("complete", 2, {{"name", "gosgd"}, {"push_probability", 1}}, 0.35);
   j["eval"]["every_s"] = 0.1;
   Scenario sc = test::scenario_from(j);
-  class Small : public test::ToyLearner {
-   public:
-    Small() : ToyLearner(2) {}
-    Bytes model_bytes() const override { return bytes(1000); }
-  } learner;
+  test::ToyLearner learner(2, 1000);
   MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
   // Rows at 0, 0.1, 0.2, 0.3 s: accuracy is the mean of x, loss is x_0, the
   // node range is min and max.
@@ -150,11 +146,7 @@ TEST(DPsgd, MetropolisHastingsMixingFollowsTheHandComputation) {
   j["eval"]["every_s"] = 0.15;
   Scenario sc = test::scenario_from(j);
   fs::remove(file);
-  class Small : public test::ToyLearner {
-   public:
-    Small() : ToyLearner(3) {}
-    Bytes model_bytes() const override { return bytes(1000); }
-  } learner;
+  test::ToyLearner learner(3, 1000);
   MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
   ASSERT_GE(r.recorder.metrics.size(), 2u);
   const Evaluation& e = r.recorder.metrics[1].eval;  // at 0.15 s; loss is x_0

@@ -16,9 +16,9 @@ namespace gossipsim::test {
 
 class ToyLearner : public Learner {
  public:
-  explicit ToyLearner(int nodes) : x_(nodes, 0.0) {}
+  explicit ToyLearner(int nodes, int64_t model_bytes = 200'000) : x_(nodes, 0.0), bytes_(model_bytes) {}
   int node_count() const override { return static_cast<int>(x_.size()); }
-  Bytes model_bytes() const override { return bytes(200'000); }
+  Bytes model_bytes() const override { return bytes(bytes_); }
   void step(NodeId n) override { x_[n] += 1 + n / 10.0; }
   SnapshotPtr snapshot(NodeId n) override { return std::make_shared<Value>(x_[n]); }
   void merge(NodeId r, const SnapshotPtr& s, double w_self, double w_other) override {
@@ -79,6 +79,7 @@ class ToyLearner : public Learner {
   };
   std::vector<double> x_;
   std::vector<NodeId> evaluated_;
+  int64_t bytes_;
 };
 
 }  // namespace gossipsim::test
