@@ -169,7 +169,8 @@ class TorchLearner : public Learner {
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
     const bool all = static_cast<int>(nodes.size()) == node_count();
-    auto index = torch::tensor(std::vector<int64_t>(nodes.begin(), nodes.end()), torch::kInt64).to(device_);
+    torch::Tensor index;  // only a subset needs one
+    if (!all) index = torch::tensor(std::vector<int64_t>(nodes.begin(), nodes.end()), torch::kInt64).to(device_);
     auto avg = [&](torch::Tensor& rows) {
       if (!rows.defined() || rows.size(1) == 0) return;
       if (all) return void(rows.copy_(rows.mean(0, true).expand_as(rows)));

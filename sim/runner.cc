@@ -294,9 +294,11 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
   auto count_transfers = [&](bool (*which)(const TransferRow&)) {
     return static_cast<int64_t>(std::count_if(run.recorder.transfers.begin(), run.recorder.transfers.end(), which));
   };
+  std::map<std::string, int64_t> events_of_kind;  // one pass over events.csv's rows
+  for (const auto& e : run.recorder.network_events) ++events_of_kind[e.kind];
   auto count_events = [&](const std::string& kind) {
-    return static_cast<int64_t>(std::count_if(run.recorder.network_events.begin(), run.recorder.network_events.end(),
-                                              [&](const NetworkEventRow& e) { return e.kind == kind; }));
+    auto it = events_of_kind.find(kind);
+    return it == events_of_kind.end() ? int64_t{0} : it->second;
   };
   nlohmann::json targets = nlohmann::json::object();
   for (double target : sc.eval.targets) {
