@@ -9,7 +9,7 @@
 namespace gossipsim {
 
 Cluster::Cluster(const MethodContext& ctx, int nodes)
-    : ctx_(ctx), gosgd_(ctx.options.merge == "gosgd" || ctx.options.name == "gosgd"), jitter_(ctx.scenario.compute.jitter) {
+    : ctx_(ctx), sum_weights_(ctx.options.merge == "gosgd" || ctx.options.name == "gosgd" || ctx.options.name == "sgp" || ctx.options.name == "osgp"), jitter_(ctx.scenario.compute.jitter) {
   const Streams streams(ctx.scenario.seed);
   nodes_.resize(nodes);
   for (NodeId n = 0; n < nodes; ++n) {
@@ -194,11 +194,13 @@ void Cluster::end_transfer(const FlowRecord& f, size_t row) {
 
 FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) { return send_model(src, dst, {}, std::move(sent)); }
 
-FlowId Cluster::send_held(NodeId src, NodeId dst, Arrived arrived) { return send_model(src, dst, std::move(arrived), {}); }
+FlowId Cluster::send_held(NodeId src, NodeId dst, Arrived arrived, Sent sent) {
+  return send_model(src, dst, std::move(arrived), std::move(sent));
+}
 
 FlowId Cluster::send_model(NodeId src, NodeId dst, Arrived arrived, Sent sent) {
   double weight = 1;
-  if (gosgd_) weight = (nodes_[src].weight /= 2);
+  if (sum_weights_) weight = (nodes_[src].weight /= 2);
   const Bytes size = ctx_.learner.model_bytes();
   Pending p{ctx_.learner.snapshot(src), weight, begin_transfer(src, dst, size)};
   ctx_.recorder.transfers[p.row].weight = weight;
@@ -211,7 +213,7 @@ FlowId Cluster::send_model(NodeId src, NodeId dst, Arrived arrived, Sent sent) {
     ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
     ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
     ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
-    if (arrived) arrived(Held{p.model, p.row, f.src});
+    if (arrived) arrived(Held{p.model, p.row, f.src, p.weight});
     else deliver(f.dst, p);
     if (sent) sent(f);
   });
@@ -232,7 +234,7 @@ void Cluster::deliver(NodeId dst, Pending p) {
 
 void Cluster::merge(NodeId dst, const Pending& p) {
   Node& d = nodes_[dst];
-  if (gosgd_) {
+  if (sum_weights_) {
     ctx_.learner.merge(dst, p.model, d.weight, p.weight);
     d.weight += p.weight;
   } else {
@@ -245,6 +247,11 @@ void Cluster::merge_held(NodeId dst, const Held& h, double w_self, double w_othe
   if (nodes_[dst].computing) throw std::logic_error("a held model was merged into a node that is computing");
   ctx_.learner.merge(dst, h.model, w_self, w_other);
   merged(dst, h.row);
+}
+
+void Cluster::merge_held(NodeId dst, const Held& h) {
+  if (nodes_[dst].computing) throw std::logic_error("a held model was merged into a node that is computing");
+  merge(dst, Pending{h.model, h.weight, h.row});
 }
 
 void Cluster::merged(NodeId dst, size_t transfer) {

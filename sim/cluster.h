@@ -75,10 +75,14 @@ class Cluster {
     SnapshotPtr model;
     size_t row;  // in recorder.transfers
     NodeId src;
+    double weight;  // the sum-weight it carries (1 under plain averaging)
   };
   using Arrived = std::function<void(const Held&)>;
-  FlowId send_held(NodeId src, NodeId dst, Arrived arrived);
+  // `sent`, if any, runs when the transfer ends, arrived or lost.
+  FlowId send_held(NodeId src, NodeId dst, Arrived arrived, Sent sent = {});
   void merge_held(NodeId dst, const Held& h, double w_self, double w_other);
+  // ... or by the merge rule, as a delivered model would be.
+  void merge_held(NodeId dst, const Held& h);
   // Records a flow that carries no model (all-reduce chunks): counted in bytes
   // and transfers, never merged.
   FlowId send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent);
@@ -154,7 +158,7 @@ class Cluster {
 
   MethodContext ctx_;
   std::vector<Node> nodes_;
-  bool gosgd_;
+  bool sum_weights_;  // gosgd, sgp, osgp and merge "gosgd": sum-weights (push-sum)
   double jitter_;
   int64_t total_iterations_ = 0, bytes_sent_ = 0, transfers_done_ = 0, merges_ = 0, transfers_lost_ = 0;
   std::vector<NodeId> up_nodes_;

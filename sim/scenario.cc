@@ -149,6 +149,15 @@ MethodOptions parse_method(const JsonReader& r) {
       m.merge = "gosgd";
       m.push_probability = r.number("push_probability", m.push_probability);
       r.require(m.push_probability > 0 && m.push_probability <= 1, "push_probability", "a probability in (0, 1]");
+    } else if (m.name == "sgp" || m.name == "osgp") {
+      m.merge = "gosgd";
+      if (m.name == "osgp") {
+        const int64_t tau = r.integer("tau", m.tau);
+        r.require(tau >= 1 && tau <= 1000, "tau", "an integer in [1, 1000]");
+        m.tau = static_cast<int>(tau);
+      }
+    } else if (m.name == "adpsgd") {
+      m.merge = "average";
     } else {
       m.merge = choice(r, "merge", {"average", "gosgd"});
     }
@@ -163,7 +172,7 @@ MethodOptions parse_method(const JsonReader& r) {
     r.done();
   }
   if (m.label.empty()) m.label = m.name;
-  if (m.name == "gosgd") m.merge = "gosgd";
+  if (m.name == "gosgd" || m.name == "sgp" || m.name == "osgp") m.merge = "gosgd";
   return m;
 }
 
@@ -269,8 +278,8 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
 }
 
 const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "allreduce",
-                                                 "single"};
+  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd",
+                                                 "adpsgd", "sgp", "osgp", "allreduce", "single"};
   return names;
 }
 

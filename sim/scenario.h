@@ -49,11 +49,12 @@ struct ComputeOptions {
 
 // One entry of /methods: a method name or an object with the name and options.
 struct MethodOptions {
-  std::string name;   // gossip | gossip-overlap | gossip-scheduled | gosgd | dpsgd | allreduce | single
+  std::string name;   // gossip | gossip-overlap | gossip-scheduled | gosgd | dpsgd | adpsgd | sgp | osgp | allreduce | single
   std::string label;  // unique name of this entry in results; default: name
-  int local_steps = 1;             // gossip methods and dpsgd: iterations between sends, >= 1
-  std::string merge = "average";   // gossip methods: average | gosgd (sum-weights); gosgd: always gosgd
+  int local_steps = 1;             // decentralized methods: iterations between sends (or rounds), >= 1
+  std::string merge = "average";   // gossip methods: average | gosgd (sum-weights); gosgd, sgp, osgp: always gosgd
   double push_probability = 0.1;   // gosgd only: chance of a push after each iteration, (0, 1]
+  int tau = 1;                     // osgp only: delay bound in rounds, [1, 1000]
   // gossip-scheduled only:
   std::string selection = "min-finish";  // min-finish | random-enabled | weighted
   std::string info = "oracle";           // oracle | gossiped

@@ -108,12 +108,13 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethodResumes,
                                            R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
                                            R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
                                            R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
-                                           R"("allreduce")", R"("single")"));
+                                           R"("adpsgd")", R"("sgp")", R"("osgp")", R"("allreduce")", R"("single")"));
 // Churn and cross-traffic replay too: their events are part of the run.
 INSTANTIATE_TEST_SUITE_P(Churn, EveryMethodResumes,
                          ::testing::Values(R"(churn:"gossip")", R"(churn:"gossip-overlap")",
                                            R"(churn:{"name":"gossip-scheduled","info":"gossiped","exchange":"push-pull"})",
-                                           R"(churn:"dpsgd")", R"(churn:"allreduce")"));
+                                           R"(churn:"dpsgd")", R"(churn:"adpsgd")", R"(churn:"sgp")", R"(churn:"osgp")",
+                                           R"(churn:"allreduce")"));
 
 TEST(Checkpoint, AReplayThatDoesNotArriveIsRefused) {
   Scenario sc = test::scenario_from(wan(R"("gossip-overlap")"));

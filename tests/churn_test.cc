@@ -105,7 +105,8 @@ TEST(Churn, EveryMethodKeepsDownNodesSilent) {
         nlohmann::json({{"name", "gossip-scheduled"}, {"info", "gossiped"}, {"exchange", "push-pull"}}),
         nlohmann::json({{"name", "gossip-scheduled"}, {"reservation", "node"}, {"selection", "random-enabled"}}),
         nlohmann::json({{"name", "gossip"}, {"merge", "gosgd"}}), nlohmann::json({{"name", "gosgd"}, {"push_probability", 0.5}}),
-        nlohmann::json("dpsgd"), nlohmann::json("allreduce")}) {
+        nlohmann::json("dpsgd"), nlohmann::json("adpsgd"), nlohmann::json("sgp"), nlohmann::json("osgp"),
+        nlohmann::json("allreduce")}) {
     for (const char* how : {"crash", "leave"}) {
       nlohmann::json j = scenario("ring", 6, "gossip", 40);
       j["methods"] = {method};
@@ -222,7 +223,8 @@ TEST(Churn, NodesThatStartDownJoinLater) {
 TEST(Churn, EveryoneDownIsAQuietRunNotACrash) {
   // Every node crashes at 1 s and only node 0 comes back, at 3 s, with no
   // peer to talk to: each method waits (allreduce trains a ring of one).
-  for (const char* method : {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "allreduce"}) {
+  for (const char* method : {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "adpsgd", "sgp", "osgp",
+                             "allreduce"}) {
     nlohmann::json j = scenario("ring", 4, method, 5);
     j["churn"] = {{{"all", true}, {"events", {{1, "crash"}}}},
                   {{"nodes", {0}}, {"events", {{3, "join"}}}, {"model", "stale"}}};

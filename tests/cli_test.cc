@@ -121,10 +121,10 @@ TEST(Cli, NewMethodsRunOnTheQuickstartAndTheTeachingScenarios) {
   for (const char* scenario : {"quickstart.json", "teaching/synthetic-4.json", "teaching/hotspot.json"}) {
     fs::path out = temp("new-methods");
     Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/" + scenario +
-                         " --kernels none --quiet --set '/methods=[\"gosgd\", \"dpsgd\"]' --out " + out.string() +
+                         " --kernels none --quiet --set '/methods=[\"gosgd\", \"dpsgd\", \"adpsgd\", \"sgp\", \"osgp\"]' --out " + out.string() +
                          " --set /stop/virtual_s=10");
     ASSERT_EQ(r.code, 0) << scenario << ": " << r.out;
-    for (const char* m : {"gosgd", "dpsgd"}) {
+    for (const char* m : {"gosgd", "dpsgd", "adpsgd", "sgp", "osgp"}) {
       std::ifstream in(out / m / "summary.json");
       auto s = nlohmann::json::parse(in);
       EXPECT_GT(s["merges"].get<int64_t>(), 10) << scenario << " " << m;

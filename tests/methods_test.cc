@@ -2,9 +2,11 @@
 // timeline-only learner (no training), plus closed forms and a golden run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "analysis/writers.h"
@@ -103,6 +105,8 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethod,
                                            R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
                                            R"("gosgd")", R"({"name":"gosgd","push_probability":1,"label":"g1"})",
                                            R"("dpsgd")", R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
+                                           R"("adpsgd")", R"({"name":"adpsgd","local_steps":2,"label":"a2"})",
+                                           R"("sgp")", R"("osgp")", R"({"name":"osgp","tau":3,"local_steps":2,"label":"o3"})",
                                            R"("allreduce")", R"("single")"));
 
 TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
@@ -167,19 +171,153 @@ TEST(DPsgd, MetropolisHastingsMixingFollowsTheHandComputation) {
 
 TEST(GoSgd, WeightsSumToTheNodeCountAtAllTimes) {
   // Whenever the run stops, the nodes' weights and those of the models not
-  // yet merged (in flight or in an inbox) add up to N: halving and merging
-  // only move weight (churn, which loses weight by design, is left out).
-  for (double stop : {0.37, 1.0, 4.2, 9.95}) {
-    nlohmann::json j = wan(R"({"name":"gosgd","push_probability":0.5})");
-    j["stop"]["virtual_s"] = stop;
-    MethodRun r = run(j, 400'000, false);
-    double total = 0;
-    int unmerged = 0;
-    for (const auto& n : r.recorder.nodes) total += n.weight;
-    for (const auto& t : r.recorder.transfers)
-      if (!t.merged) total += t.weight, ++unmerged;
-    EXPECT_NEAR(total, 6.0, 1e-12) << stop;
-    EXPECT_GT(unmerged, 0) << stop;  // some weight was in flight: the check has something to add
+  // yet merged (in flight, in an inbox, or held by the method for a later
+  // round) add up to N: halving and merging only move weight (churn, which
+  // loses weight by design, is left out). So for push-sum (sgp, osgp).
+  for (const char* method : {R"({"name":"gosgd","push_probability":0.5})", R"("sgp")", R"("osgp")",
+                             R"({"name":"osgp","tau":4})"})
+    for (double stop : {0.37, 1.0, 4.2, 9.95}) {
+      nlohmann::json j = wan(method);
+      j["stop"]["virtual_s"] = stop;
+      MethodRun r = run(j, 400'000, false);
+      double total = 0;
+      int unmerged = 0;
+      for (const auto& n : r.recorder.nodes) total += n.weight;
+      for (const auto& t : r.recorder.transfers)
+        if (!t.merged) total += t.weight, ++unmerged;
+      EXPECT_NEAR(total, 6.0, 1e-12) << method << " " << stop;
+      EXPECT_GT(unmerged, 0) << method << " " << stop;  // some weight was in flight: the check has something to add
+    }
+}
+
+fs::path path_of_three() {
+  const fs::path file = fs::temp_directory_path() / ("gossipsim-path-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+                            "links": [{"a": "a", "b": "b"}, {"a": "b", "b": "c"}]})";
+  return file;
+}
+
+TEST(AdPsgd, PairwiseAveragingFollowsTheHandComputation) {
+  // A path a - b - c: b is passive, a and c active; both ask b, which serves
+  // one pair at a time. 100 ms iterations, a 1 kB model takes 11 ms.
+  // ToyLearner: x_n += 1 + n/10.
+  //   0.1: x = (1, 1.1, 1.2); a and c send their models to b (arrive 0.111,
+  //        a's first), b is computing: it serves at its boundary.
+  //   0.2: x = (2, 2.2, 2.4). b serves a: sends 2.2 to a, x_b = (2.2 + 1) / 2 = 1.6.
+  //   0.211: the reply reaches a (merged at 0.3); b may serve again.
+  //   0.3: a steps to 3, merges 2.2: 2.6, asks b again with 2.6. b steps to
+  //        2.7, serves c: sends 2.7, x_b = (2.7 + 1.2) / 2 = 1.95. c steps to 3.6.
+  //   0.4: a steps to 3.6 (its request is in progress). b steps to 3.05,
+  //        serves a: sends 3.05, x_b = (3.05 + 2.6) / 2 = 2.825. c steps to
+  //        4.8, merges 2.7: 3.75, asks b with 3.75.
+  const fs::path file = path_of_three();
+  nlohmann::json j = test::hand_scenario("complete", 3, "adpsgd", 0.45);
+  j["topology"] = {{"generator", "file"}, {"path", file.string()}};
+  j["eval"]["every_s"] = 0.25;
+  Scenario sc = test::scenario_from(j);
+  fs::remove(file);
+  test::ToyLearner learner(3, 1000);
+  MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
+  ASSERT_EQ(r.recorder.metrics.size(), 3u);  // 0, 0.25, 0.45 s
+  const Evaluation& e = r.recorder.metrics[1].eval;
+  EXPECT_NEAR(e.loss, 2, 1e-12);
+  EXPECT_NEAR(e.accuracy, (2 + 1.6 + 2.4) / 3, 1e-12);
+  const Evaluation& last = r.recorder.metrics[2].eval;
+  EXPECT_NEAR(last.loss, 3.6, 1e-12);
+  EXPECT_NEAR(last.accuracy, (3.6 + 2.825 + 3.75) / 3, 1e-12);
+  EXPECT_NEAR(last.node_accuracy_min, 2.825, 1e-12);
+  EXPECT_EQ(r.summary["merges"], 5);
+  EXPECT_EQ(r.summary["transfers_started"], 7);
+  // Only active nodes ask, only the passive one answers, and b's replies
+  // never overlap: it serves one pair at a time.
+  std::vector<std::pair<Time, Time>> replies;
+  for (const auto& t : r.recorder.transfers) {
+    if (t.src == 1) replies.push_back({t.start, t.finished ? t.finish : seconds(1)});
+    else EXPECT_EQ(t.dst, 1);
+  }
+  ASSERT_EQ(replies.size(), 3u);
+  for (size_t k = 1; k < replies.size(); ++k) EXPECT_GE(replies[k].first, replies[k - 1].second);
+}
+
+TEST(Sgp, PushSumOverTheExponentialGraphFollowsTheHandComputation) {
+  // Three nodes: rounds alternate offsets 1 and 2 (2^1 <= N - 1 = 2). A
+  // node halves its weight to send; the receiver merges by sum-weights.
+  //   0.1: x = (1, 1.1, 1.2), weights 1/2; round 0: 0 -> 1, 1 -> 2, 2 -> 0.
+  //   0.111: each merges its message and starts round 1:
+  //          x = ((1 + 1.2) / 2, (1.1 + 1) / 2, (1.2 + 1.1) / 2) = (1.1, 1.05, 1.15), weights 1.
+  //   0.211: x = (2.1, 2.15, 2.35); round 1: 0 -> 2, 1 -> 0, 2 -> 1.
+  //   0.222: x = (2.125, 2.25, 2.225).
+  nlohmann::json j = test::hand_scenario("complete", 3, "sgp", 0.25);
+  j["eval"]["every_s"] = 0.15;
+  Scenario sc = test::scenario_from(j);
+  test::ToyLearner learner(3, 1000);
+  MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
+  ASSERT_EQ(r.recorder.metrics.size(), 3u);
+  const Evaluation& e = r.recorder.metrics[1].eval;  // 0.15 s
+  EXPECT_NEAR(e.loss, 1.1, 1e-12);
+  EXPECT_NEAR(e.node_accuracy_min, 1.05, 1e-12);
+  EXPECT_NEAR(e.node_accuracy_max, 1.15, 1e-12);
+  const Evaluation& last = r.recorder.metrics[2].eval;  // 0.25 s
+  EXPECT_NEAR(last.loss, 2.125, 1e-12);
+  EXPECT_NEAR(last.node_accuracy_max, 2.25, 1e-12);
+  EXPECT_NEAR(last.accuracy, 2.2, 1e-12);
+  EXPECT_EQ(r.summary["merges"], 6);
+  for (const auto& n : r.recorder.nodes) EXPECT_DOUBLE_EQ(n.weight, 1);
+  std::set<std::pair<NodeId, NodeId>> round0, round1;
+  for (const auto& t : r.recorder.transfers) {
+    (t.snapshot < milliseconds(150) ? round0 : round1).insert({t.src, t.dst});
+    EXPECT_EQ(t.merge - t.snapshot, milliseconds(11));
+  }
+  EXPECT_EQ(round0, (std::set<std::pair<NodeId, NodeId>>{{0, 1}, {1, 2}, {2, 0}}));
+  EXPECT_EQ(round1, (std::set<std::pair<NodeId, NodeId>>{{0, 2}, {1, 0}, {2, 1}}));
+}
+
+TEST(Osgp, OverlapMergesAtTheNextBoundaryWithinTheDelayBound) {
+  // As above with tau = 1: nobody waits for round 0's message; it arrives
+  // at 0.111 during the next iteration and is merged at 0.2, after the
+  // sender of round 1 has halved its weight again:
+  //   0.2: node 0 steps to 2 (weight 1/2), sends round 1 with weight 1/4,
+  //        merges node 2's 1.2 (weight 1/2): (2/4 + 1.2/2) / (3/4) = 22/15.
+  //   node 1: 2.2 merged with node 0's 1: (2.2/4 + 1/2) / (3/4) = 1.4.
+  //   node 2: 2.4 merged with node 1's 1.1: (2.4/4 + 1.1/2) / (3/4) = 23/15.
+  nlohmann::json j = test::hand_scenario("complete", 3, "osgp", 0.25);
+  j["eval"]["every_s"] = 0.25;
+  Scenario sc = test::scenario_from(j);
+  test::ToyLearner learner(3, 1000);
+  MethodRun r = run_method(sc, sc.methods[0], learner, RunOptions{});
+  const Evaluation& e = r.recorder.metrics.back().eval;
+  EXPECT_NEAR(e.loss, 22.0 / 15, 1e-12);
+  EXPECT_NEAR(e.node_accuracy_min, 1.4, 1e-12);
+  EXPECT_NEAR(e.node_accuracy_max, 23.0 / 15, 1e-12);
+  for (const auto& n : r.recorder.nodes) EXPECT_DOUBLE_EQ(n.weight, 0.75);
+  EXPECT_EQ(r.summary["merges"], 3);
+  EXPECT_EQ(r.summary["iterations"], 6);  // 2 each: nobody waited
+}
+
+TEST(Osgp, NoNodeRunsMoreThanTauRoundsAheadOfAMessage) {
+  // A node starts round k + 1 only once the messages of rounds <= k - tau
+  // are merged. With local_steps 1 a round is an iteration: the message a
+  // sender snapshots after its iteration k (0-based) is merged before its
+  // receiver starts iteration k + tau + 1, and a message never merged means
+  // the receiver never started it. Iteration starts come from the trace.
+  for (int tau : {1, 2, 5}) {
+    nlohmann::json j = wan(nlohmann::json({{"name", "osgp"}, {"tau", tau}}).dump());
+    MethodRun r = run(j, 100'000, true);
+    std::vector<std::vector<Time>> starts(6);
+    for (const auto& e : r.recorder.trace)
+      if (e.name == "compute") starts[e.node].push_back(e.ts);
+    for (auto& s : starts) std::sort(s.begin(), s.end());
+    int checked = 0, waited_for = 0;
+    for (const auto& t : r.recorder.transfers) {
+      const size_t deadline = t.sender_iterations_at_snapshot - 1 + tau + 1;
+      if (deadline >= starts[t.dst].size()) continue;
+      ++checked;
+      ASSERT_TRUE(t.merged) << tau;
+      EXPECT_LE(t.merge, starts[t.dst][deadline]) << tau;
+      if (t.merge == starts[t.dst][deadline]) ++waited_for;  // the receiver was blocked on it
+    }
+    EXPECT_GT(checked, 500) << tau;
+    EXPECT_GT(waited_for, 10) << tau;  // the bound binds: 100 kB models over 5-50 Mbit/s uplinks
   }
 }
 

@@ -134,6 +134,8 @@ std::vector<Bad> bad_cases() {
       {"/limits/memory_gb", 0, "/limits/memory_gb: expected a number > 0"},
       {"/limits/cores", 2, "/limits/cores: unknown key"},
       {"/methods/1", {{"name", "gosgd"}, {"push_probability", 0}}, "/methods/1/push_probability: expected a probability in (0, 1]"},
+      {"/methods/1", {{"name", "osgp"}, {"tau", 0}}, "/methods/1/tau: expected an integer in [1, 1000]"},
+      {"/methods/1", {{"name", "osgp"}, {"tau", 1.5}}, "/methods/1/tau"},
       {"/eval/starved_s", -1, "/eval/starved_s: expected a number of seconds in [0, 1e9]"},
       {"/churn", {{{"nodes", {1}}, {"events", {{1, "explode"}}}}}, "/churn/0/events/0/1: expected one of crash, leave, join"},
       {"/churn", {{{"fraction", 2}, {"events", {{1, "crash"}}}}}, "/churn/0/fraction: expected a fraction of the nodes"},
@@ -172,6 +174,17 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
   nlohmann::json dup = base();
   dup["methods"] = {"gossip", "gossip"};
   EXPECT_NE(error_of(dup).find("/methods/1: expected a unique label"), std::string::npos);
+  // Options of another method: the loader's alone (the schema lists every
+  // method's options in one object).
+  for (const auto& [method, message] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"name", "sgp"}, {"tau", 2}}, "/methods/1/tau: unknown key"},
+           {{{"name", "sgp"}, {"merge", "average"}}, "/methods/1/merge: unknown key"},
+           {{{"name", "adpsgd"}, {"merge", "gosgd"}}, "/methods/1/merge: unknown key"},
+           {{{"name", "gossip"}, {"tau", 2}}, "/methods/1/tau: unknown key"}}) {
+    nlohmann::json j = base();
+    j["methods"][1] = method;
+    EXPECT_NE(error_of(j).find(message), std::string::npos) << method.dump() << " gave: " << error_of(j);
+  }
 }
 
 TEST(Scenario, OverridesApplyBeforeReading) {

@@ -24,6 +24,9 @@ std::unique_ptr<Method> make_gossip_overlap(Cluster& cluster);
 std::unique_ptr<Method> make_gossip_scheduled(Cluster& cluster);
 std::unique_ptr<Method> make_gosgd(Cluster& cluster);
 std::unique_ptr<Method> make_dpsgd(Cluster& cluster);
+std::unique_ptr<Method> make_adpsgd(Cluster& cluster);
+std::unique_ptr<Method> make_sgp(Cluster& cluster);
+std::unique_ptr<Method> make_osgp(Cluster& cluster);
 std::unique_ptr<Method> make_allreduce(Cluster& cluster);
 std::unique_ptr<Method> make_single(Cluster& cluster);
 
