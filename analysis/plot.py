@@ -4,9 +4,9 @@
     plot.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR] [--window START,END]
 
 Each RESULTS_DIR is a folder written by `gossipsim run`. Several folders of
-the same scenario with different seeds draw one curve per method with a band
-from the lowest to the highest seed. Writes into --out (default: the first
-folder):
+the same scenario with different seeds draw one curve per method: the mean
+over seeds with a band of its 95% confidence interval. Writes into --out
+(default: the first folder):
   accuracy.png        accuracy of the average model vs virtual time and vs epochs
   loss.png            test loss of the average model vs virtual time
   consensus.png       consensus distance vs virtual time
@@ -17,10 +17,16 @@ folder):
   timeline-<m>.png    Gantt chart per node, for methods run with --trace: down
                       periods, lost transfers, cross-traffic, and the values
                       that profiles applied beneath
-A folder written by `gossipsim sweep` gets sweep.png instead: time to the
-first target against the first axis, and the speed-up of gossip-scheduled.
-  time_to_accuracy.md / .csv   virtual time to each target, and the speed-up of
-                               gossip-scheduled over each other method
+  time_to_accuracy.md / .csv   final accuracy and virtual time to each target
+                      (mean and 95% interval over seeds, and in how many
+                      seeds it was reached), and the speed-up of
+                      gossip-scheduled over each other method: the geometric
+                      mean of the per-seed ratios with its 95% interval, and
+                      whether that interval excludes 1
+A folder written by `gossipsim sweep` gets sweep.png instead (time to the
+first target against the first axis, and the speed-up of gossip-scheduled,
+with 95% intervals over seeds), and the same time_to_accuracy tables with
+one section per combination of the axes other than /seed.
 Uses matplotlib and numpy from Debian's archive only.
 """
 import argparse
@@ -54,6 +60,7 @@ def load_run(folder):
         label = m["label"]
         d = os.path.join(folder, label)
         methods[label] = {
+            "folder": os.path.abspath(folder),
             "summary": m,
             "metrics": read_csv(os.path.join(d, "metrics.csv")),
             "transfers": read_csv(os.path.join(d, "transfers.csv")),
@@ -129,8 +136,38 @@ def series(rows, x, y):
     return xs[keep], ys[keep]
 
 
+# Two-sided 95% quantiles of Student's t by degrees of freedom.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t975(df):
+    """The 0.975 quantile of t with df degrees of freedom (the next smaller
+    tabulated df, so never too narrow; 1.96 beyond 30)."""
+    if df > 30:
+        return 1.96
+    return T975[max(k for k in T975 if k <= df)]
+
+
+def interval(values):
+    """Mean and the half-width of its 95% t-interval (NaN below 2 values)."""
+    v = np.asarray(values, dtype=float)
+    if len(v) == 0:
+        return math.nan, math.nan
+    if len(v) < 2:
+        return float(v.mean()), math.nan
+    return float(v.mean()), t975(len(v) - 1) * float(v.std(ddof=1)) / math.sqrt(len(v))
+
+
+def ratio_interval(ratios):
+    """Geometric mean of paired ratios and its 95% interval (t on the logs)."""
+    m, h = interval(np.log(ratios))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
+
+
 def band_plot(ax, runs, label, x, y, colour):
-    """One curve per method; with several seeds, the mean and a min-max band."""
+    """One curve per method; with several seeds, the mean and a band of its
+    95% confidence interval (pointwise, t over seeds)."""
     curves = [series(r["metrics"], x, y) for r in runs]
     curves = [c for c in curves if len(c[0])]
     if not curves:
@@ -141,59 +178,147 @@ def band_plot(ax, runs, label, x, y, colour):
     end = min(c[0][-1] for c in curves)
     grid = np.linspace(0, end, 200)
     stacked = np.array([np.interp(grid, cx, cy) for cx, cy in curves])
-    ax.plot(grid, stacked.mean(0), label=f"{label} (n={len(curves)})", color=colour)
-    ax.fill_between(grid, stacked.min(0), stacked.max(0), color=colour, alpha=0.2)
+    mean = stacked.mean(0)
+    half = t975(len(curves) - 1) * stacked.std(0, ddof=1) / math.sqrt(len(curves))
+    ax.plot(grid, mean, label=f"{label} (mean of {len(curves)}, 95% CI)", color=colour)
+    ax.fill_between(grid, mean - half, mean + half, color=colour, alpha=0.2)
 
 
-def time_to_accuracy(by_label, targets):
-    rows = []
+def outcomes_of_runs(by_label, targets):
+    """label -> seed key -> {"final": accuracy, "times": {target: s or inf}};
+    the seed key is the run's folder, so that ratios pair the same seed."""
+    table = {}
     for label, runs in by_label.items():
+        for r in runs:
+            hits = r["summary"]["time_to_accuracy"]
+            table.setdefault(label, {})[r["folder"]] = {
+                "method": r["summary"]["method"],
+                "final": number(r["summary"].get("final_accuracy", "")),
+                "times": {t: (hits[f"{t:g}"]["virtual_s"] if hits.get(f"{t:g}") else math.inf) for t in targets}}
+    return table
+
+
+def reference_label(results):
+    sched = [l for l, seeds in results.items() if next(iter(seeds.values()))["method"] == "gossip-scheduled"]
+    return sched[0] if sched else None
+
+
+def stat_rows(results, targets):
+    """One dict per (method, target) with the statistics the tables print."""
+    ref = reference_label(results)
+    rows = []
+    for label, seeds in results.items():
+        finals = [o["final"] for o in seeds.values() if math.isfinite(o["final"])]
+        final, final_h = interval(finals)
         for t in targets:
-            times = []
-            for r in runs:
-                hit = r["summary"]["time_to_accuracy"].get(f"{t:g}")
-                times.append(hit["virtual_s"] if hit else math.inf)
-            rows.append((label, t, float(np.mean(times)) if all(map(math.isfinite, times)) else math.inf))
-    return rows
+            times = [o["times"][t] for o in seeds.values()]
+            reached = [v for v in times if math.isfinite(v)]
+            mean, half = interval(reached)
+            row = {"method": label, "target": t, "seeds": len(times), "reached": len(reached),
+                   "mean_s": mean, "half_s": half, "final": final, "final_half": final_h,
+                   "ratio": math.nan, "ratio_low": math.nan, "ratio_high": math.nan, "pairs": 0, "verdict": ""}
+            if ref and label != ref:
+                pairs = [(o["times"][t], results[ref][k]["times"][t]) for k, o in seeds.items() if k in results[ref]]
+                both = [a / b for a, b in pairs if math.isfinite(a) and math.isfinite(b) and b > 0]
+                only_ref = sum(1 for a, b in pairs if math.isfinite(b) and not math.isfinite(a))
+                only_other = sum(1 for a, b in pairs if math.isfinite(a) and not math.isfinite(b))
+                row["pairs"] = len(both)
+                if len(both) >= 2:
+                    row["ratio"], row["ratio_low"], row["ratio_high"] = ratio_interval(both)
+                    if row["ratio_low"] > 1:
+                        row["verdict"] = "scheduling faster"
+                    elif row["ratio_high"] < 1:
+                        row["verdict"] = "scheduling slower"
+                    else:
+                        row["verdict"] = "no significant difference"
+                elif len(both) == 1:
+                    row["ratio"] = both[0]
+                    row["verdict"] = "one seed: no interval"
+                if only_ref or only_other:
+                    extra = []
+                    if only_ref:
+                        extra.append(f"only scheduling reached it (in {only_ref} of {len(pairs)} seeds)")
+                    if only_other:
+                        extra.append(f"only {label} reached it (in {only_other} of {len(pairs)} seeds)")
+                    row["verdict"] = "; ".join([v for v in [row["verdict"]] if v] + extra)
+                if not row["verdict"]:
+                    row["verdict"] = "neither reached it"
+            rows.append(row)
+    return rows, ref
 
 
-def write_tables(out, by_label, targets):
-    rows = time_to_accuracy(by_label, targets)
-    table = {(l, t): v for l, t, v in rows}
-    labels = list(by_label)
-    sched = [l for l in labels if by_label[l][0]["summary"]["method"] == "gossip-scheduled"]
-    with open(os.path.join(out, "time_to_accuracy.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["method", "target", "virtual_s", "speedup_of_" + (sched[0] if sched else "gossip-scheduled")])
-        for l, t, v in rows:
-            s = table.get((sched[0], t), math.inf) if sched else math.inf
-            speed = v / s if math.isfinite(v) and math.isfinite(s) and s > 0 else ""
-            w.writerow([l, t, "" if not math.isfinite(v) else f"{v:.3f}", "" if speed == "" else f"{speed:.3f}"])
-    fmt = lambda v: "not reached" if not math.isfinite(v) else f"{v:.1f} s"  # noqa: E731
-    lines = ["| method | " + " | ".join(f"to {t:g}" for t in targets) + " |",
-             "|---|" + "---|" * len(targets)]
+def markdown_tables(rows, ref, targets):
+    def cell(mean, half, unit="", digits=1):
+        if not math.isfinite(mean):
+            return "-"
+        return f"{mean:.{digits}f}{unit}" + (f" ± {half:.{digits}f}" if math.isfinite(half) else "")
+
+    labels = list(dict.fromkeys(r["method"] for r in rows))
+    by = {(r["method"], r["target"]): r for r in rows}
+    lines = ["| method | final accuracy | " + " | ".join(f"s to {t:g}" for t in targets) + " |",
+             "|---|---|" + "---|" * len(targets)]
     for l in labels:
-        lines.append(f"| {l} | " + " | ".join(fmt(table[(l, t)]) for t in targets) + " |")
-    if sched:
-        lines += ["", f"Speed-up of {sched[0]} (other's time / its time; > 1: scheduling is faster):", "",
+        first = by[(l, targets[0])]
+        cells = []
+        for t in targets:
+            r = by[(l, t)]
+            c = cell(r["mean_s"], r["half_s"]) if r["reached"] else "not reached"
+            if r["reached"] != r["seeds"] and r["reached"]:
+                c += f" ({r['reached']}/{r['seeds']})"
+            cells.append(c)
+        lines.append(f"| {l} | {cell(first['final'], first['final_half'], digits=3)} | " + " | ".join(cells) + " |")
+    n = max(r["seeds"] for r in rows)
+    lines += ["", f"Mean ± half-width of the 95% t-interval over {n} seed(s); a time is the mean over the seeds"
+              " that reached the target, (k/n) when only k did."]
+    if ref:
+        lines += ["", f"Speed-up of {ref} (other's time / its time, geometric mean over the seeds where both"
+                  " reached the target, [95% interval]; > 1: scheduling is faster):", "",
                   "| over | " + " | ".join(f"to {t:g}" for t in targets) + " |", "|---|" + "---|" * len(targets)]
         for l in labels:
-            if l == sched[0]:
+            if l == ref:
                 continue
             cells = []
             for t in targets:
-                a, b = table[(l, t)], table[(sched[0], t)]
-                if math.isfinite(a) and math.isfinite(b):
-                    cells.append(f"{a / b:.2f}x")
-                elif math.isfinite(b):
-                    cells.append("only scheduled reached it")
-                elif math.isfinite(a):
-                    cells.append("only the other reached it")
-                else:
-                    cells.append("neither")
+                r = by[(l, t)]
+                c = ""
+                if math.isfinite(r["ratio"]):
+                    c = f"{r['ratio']:.2f}x"
+                    if math.isfinite(r["ratio_low"]):
+                        c += f" [{r['ratio_low']:.2f}, {r['ratio_high']:.2f}]"
+                    c += ": "
+                cells.append(c + r["verdict"])
             lines.append(f"| {l} | " + " | ".join(cells) + " |")
+    return lines
+
+
+CSV_FIELDS = ["method", "target", "seeds", "reached", "mean_s", "half_s", "final", "final_half",
+              "ratio", "ratio_low", "ratio_high", "pairs", "verdict"]
+
+
+def csv_value(v):
+    if isinstance(v, float):
+        return f"{v:.4f}" if math.isfinite(v) else ""
+    return v
+
+
+def write_tables(out, sections, targets):
+    """sections: (title, group values, results); one markdown section each."""
+    md, table = [], []
+    for title, group, results in sections:
+        rows, ref = stat_rows(results, targets)
+        if title:
+            md += ["", f"## {title}", ""]
+        md += markdown_tables(rows, ref, targets)
+        for r in rows:
+            table.append([*group.values(), *(csv_value(r[k]) for k in CSV_FIELDS)])
+    groups = list(sections[0][1]) if sections else []
+    with open(os.path.join(out, "time_to_accuracy.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(groups + CSV_FIELDS)
+        for row in table:
+            w.writerow(row)
     with open(os.path.join(out, "time_to_accuracy.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(md).lstrip("\n") + "\n")
 
 
 STEP_UNITS = {"capacity": "capacity (Mbit/s)", "latency": "latency (ms)", "speed": "iteration time factor"}
@@ -333,25 +458,29 @@ def plot_sweep(folder, out):
         rest = tuple(r[a] for a in axes[1:])
         time[(r["label"], r[x_axis], rest)] = number(r["time_to_target_s"])
     fig, axs = plt.subplots(1, 2, figsize=(12, 4.5))
-    positions = range(len(xs))
+    positions = np.arange(len(xs))
     for l in labels:
-        means = []
+        stats = []
         for x in xs:
             v = [t for (ll, xx, _), t in time.items() if ll == l and xx == x and math.isfinite(t)]
-            means.append(np.mean(v) if v else math.nan)
-        axs[0].plot(positions, means, marker="o", label=l)
+            stats.append(interval(v))
+        means, halves = np.array(stats).T
+        axs[0].errorbar(positions, means, yerr=np.nan_to_num(halves), marker="o", capsize=3, label=l)
     sched = [l for l in labels if method[l] == "gossip-scheduled"]
     if sched:
         for l in labels:
             if l == sched[0]:
                 continue
-            ratios = []
+            mid, low, high = [], [], []
             for x in xs:
                 v = [time[(l, xx, rest)] / t for (ll, xx, rest), t in time.items()
                      if ll == sched[0] and xx == x and math.isfinite(t) and t > 0
                      and math.isfinite(time.get((l, xx, rest), math.inf))]
-                ratios.append(np.mean(v) if v else math.nan)
-            axs[1].plot(positions, ratios, marker="o", label=f"over {l}")
+                g, lo, hi = ratio_interval(v) if v else (math.nan, math.nan, math.nan)
+                mid.append(g)
+                low.append(g - lo if math.isfinite(lo) else 0)
+                high.append(hi - g if math.isfinite(hi) else 0)
+            axs[1].errorbar(positions, mid, yerr=[low, high], marker="o", capsize=3, label=f"over {l}")
         axs[1].axhline(1.0, color="grey", lw=0.8, ls=":")
         axs[1].set_ylabel(f"speed-up of {sched[0]} to accuracy {target}")
         axs[1].legend()
@@ -360,11 +489,32 @@ def plot_sweep(folder, out):
         ax.set_xticklabels(xs, rotation=20)
         ax.set_xlabel(x_axis)
         ax.grid(alpha=0.3)
-    axs[0].set_ylabel(f"virtual seconds to accuracy {target} (mean over points)")
+    axs[0].set_ylabel(f"virtual seconds to accuracy {target} (mean, 95% CI)")
     axs[0].legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "sweep.png"), dpi=110)
     plt.close(fig)
+    write_sweep_tables(read_csv(os.path.join(folder, "sweep.csv")), axes, out)
+
+
+def write_sweep_tables(rows, axes, out):
+    """time_to_accuracy.md / .csv of a sweep: one section per combination of
+    the axes other than /seed, statistics over the seeds."""
+    seed_axis = "/seed" if "/seed" in axes else None
+    groups = [a for a in axes if a != seed_axis]
+    targets = sorted({float(r["target"]) for r in rows if r["target"]})
+    sections = {}
+    for r in rows:
+        g = tuple(r[a] for a in groups)
+        seed = r[seed_axis] if seed_axis else r["point"]
+        o = sections.setdefault(g, {}).setdefault(r["label"], {}).setdefault(
+            seed, {"method": r["method"], "final": number(r["final_accuracy"]), "times": {}})
+        if r["target"]:
+            o["times"][float(r["target"])] = number(r["time_to_target_s"]) if r["time_to_target_s"] else math.inf
+    if not targets:
+        return
+    write_tables(out, [(", ".join(f"{a} = {v}" for a, v in zip(groups, g)), dict(zip(groups, g)), results)
+                       for g, results in sections.items()], targets)
 
 
 def main(argv):
@@ -447,7 +597,7 @@ def main(argv):
     heat_maps(out, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
     regional_consensus(out, by_label, colour, title)
     if targets:
-        write_tables(out, by_label, targets)
+        write_tables(out, [("", {}, outcomes_of_runs(by_label, targets))], targets)
     for l, runs in by_label.items():
         if runs[0]["trace"]:
             timeline(out, l, runs[0]["trace"], window, runs[0]["events"])

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -101,6 +104,58 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 2 * 3);  // header + points x methods x targets
   EXPECT_EQ(csv, read(pieces / "sweep.csv"));
   fs::remove_all(f.parent_path());
+}
+
+}  // namespace
+}  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
+  // A sweep.csv written here: three seeds, two methods, two targets.
+  // Scheduling reaches 0.8 at 10, 12, 14 s and overlap at 20, 18, 28 s:
+  // mean 12, sd 2, t(0.975, 2) = 4.303, half-width 4.303 * 2 / sqrt(3).
+  // Per-seed speed-ups 2, 1.5, 2: the geometric mean and its interval come
+  // from the logs, here computed independently of plot.py. Overlap reaches
+  // 0.85 in two seeds only.
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-stats-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "points");  // with sweep.csv: a finished sweep
+  {
+    std::ofstream csv(dir / "sweep.csv");
+    csv << "point,/workload/partition,/seed,method,label,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,"
+           "transfers,target,time_to_target_s\n";
+    const double sched[3] = {10, 12, 14}, overlap[3] = {20, 18, 28}, finals[3] = {0.86, 0.87, 0.88};
+    for (int s = 0; s < 3; ++s) {
+      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled," << finals[s] << ",0.9,40,1,1,1,0.8," << sched[s] << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled," << finals[s] << ",0.9,40,1,1,1,0.85," << sched[s] + 10 << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0.85,0.9,40,1,1,1,0.8," << overlap[s] << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0.85,0.9,40,1,1,1,0.85," << (s < 2 ? "30" : "") << "\n";
+    }
+  }
+  std::string out;
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + dir.string(), &out), 0) << out;
+  std::ifstream in(dir / "time_to_accuracy.md");
+  const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const double half = 4.303 * 2 / std::sqrt(3.0);
+  const double logs[3] = {std::log(2.0), std::log(1.5), std::log(2.0)};
+  const double m = (logs[0] + logs[1] + logs[2]) / 3;
+  double var = 0;
+  for (double l : logs) var += (l - m) * (l - m) / 2;
+  const double lh = 4.303 * std::sqrt(var) / std::sqrt(3.0);
+  const double finals_sd = 0.01;  // of 0.86, 0.87, 0.88
+  EXPECT_NE(md.find("## /workload/partition = iid"), std::string::npos) << md;
+  EXPECT_NE(md.find(fmt::format("| gossip-scheduled | {:.3f} ± {:.3f} | {:.1f} ± {:.1f} | {:.1f} ± {:.1f} |", 0.87,
+                                4.303 * finals_sd / std::sqrt(3.0), 12.0, half, 22.0, half)),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(fmt::format("| 30.0 ± 0.0 (2/3) |")), std::string::npos) << md;
+  EXPECT_NE(md.find(fmt::format("| gossip-overlap | {:.2f}x [{:.2f}, {:.2f}]: scheduling faster |", std::exp(m),
+                                std::exp(m - lh), std::exp(m + lh))),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("only scheduling reached it (in 1 of 3 seeds)"), std::string::npos) << md;
+  fs::remove_all(dir);
 }
 
 }  // namespace
