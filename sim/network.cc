@@ -17,8 +17,13 @@ namespace {
 uint64_t key(size_t u, size_t v) { return (static_cast<uint64_t>(u) << 32) | v; }
 }  // namespace
 
-Network::Network(Simulator& sim, const Topology& topology)
-    : sim_(sim), topology_(topology), routes_(topology.node_count()), peers_routed_(topology.node_count(), 0) {
+Network::Network(Simulator& sim, const Topology& topology, const FlowModel& model)
+    : sim_(sim),
+      topology_(topology),
+      model_(model),
+      capacity_factor_(model.tcp ? model.bandwidth_factor : 1.0),
+      routes_(topology.node_count()),
+      peers_routed_(topology.node_count(), 0) {
   const Graph& g = topology.graph;
   resources_.resize(2 * topology.node_count() + 2 * boost::num_edges(g));
   for (NodeId n = 0; n < topology.node_count(); ++n) {
@@ -157,7 +162,29 @@ const Route& Network::build_route(NodeId src, NodeId dst, const std::vector<Vert
 
 Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
   const Route& r = route(src, dst);
-  return r.latency + transfer_time(size, r.bottleneck);
+  if (!model_.tcp) return r.latency + transfer_time(size, r.bottleneck);
+  double rate = r.bottleneck.bytes_per_second() * capacity_factor_;
+  if (r.latency > Time::zero()) rate = std::min(rate, model_.window_bytes / (2 * r.latency.seconds()));
+  return latency_phase(r) + transfer_time(size, Rate::bytes_per_second(rate));
+}
+
+Time Network::latency_phase(const Route& r) const {
+  if (!model_.tcp) return r.latency;
+  return Time::ns(std::llround(static_cast<double>(r.latency.ns()) * model_.latency_factor));
+}
+
+// LV08: the share of a saturated resource goes by 1 / penalty, the penalty
+// being the route's latency plus weight_S / capacity for each of its
+// resources (SimGrid's CM02/LV08 sharing); the rate never exceeds the
+// window over the round-trip time.
+void Network::weigh(Flow& f) const {
+  if (!model_.tcp) return;
+  const double latency = f.route->latency.seconds();
+  double penalty = latency;
+  for (int r : f.route->resources)
+    if (resources_[r].capacity > 0) penalty += model_.weight_s_bytes / resources_[r].capacity;
+  f.weight = penalty > 0 ? 1 / penalty : 1e9;
+  f.bound = latency > 0 ? model_.window_bytes / (2 * latency) : 0;
 }
 
 FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done, bool background) {
@@ -187,8 +214,9 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done,
   const FlowId id = c.record.id;
   live_ids_.emplace(id, slot);
   ++live_;
-  if (r.latency == Time::zero()) activate(slot);
-  else sim_.schedule(r.latency, [this, slot, id] {
+  const Time latency = latency_phase(r);
+  if (latency == Time::zero()) activate(slot);
+  else sim_.schedule(latency, [this, slot, id] {
     if (cold_[slot].record.id == id && !cold_[slot].record.lost) activate(slot);  // else cut meanwhile
   });
   return id;
@@ -213,6 +241,7 @@ void Network::activate(uint32_t slot) {
   f.draining = true;
   f.updated = sim_.now().ns();
   cold_[slot].record.drain_start = sim_.now();
+  weigh(f);
   for (int r : f.route->resources) resources_[r].flows.push_back(slot);
   resolve(f.route->resources);
 }
@@ -274,56 +303,75 @@ void Network::resolve(const std::vector<int>& seeds) {
     }
   }
   flows_resolved_ += group.size();
-  // Progressive filling: saturate the resource with the smallest fair share,
-  // fixing the rates of its flows; repeat. Fixing a flow at the smallest share
-  // never lowers another resource's share, so a heap entry can only be below
-  // its resource's true share: on pop, a stale entry goes back in at the true
-  // value instead of being pushed at every change.
+  // Progressive filling: saturate the resource with the smallest fair level
+  // (remaining capacity over the weight of its unfixed flows; under max-min
+  // every weight is 1 and the level is the fair share), fixing its flows at
+  // weight x level; repeat. Under tcp a flow's window bound enters the same
+  // heap at bound / weight and fixes that flow alone when it comes first.
+  // Fixing flows at the smallest level never lowers another resource's
+  // level, so a heap entry can only be below its resource's true level: on
+  // pop, a stale entry goes back in at the true value instead of being
+  // pushed at every change. Entries below 0 are flows (-(slot + 1)).
   auto& heap = scratch_heap_;
   heap.clear();
   for (int r : touched) {
     Resource& res = resources_[r];
-    res.remaining = res.capacity;
+    res.remaining = res.capacity * capacity_factor_;
     res.unfixed = static_cast<int>(res.flows.size());
-    if (res.unfixed > 0) heap.emplace_back(res.remaining / res.unfixed, r);
+    res.weight = res.unfixed;
+    if (model_.tcp) {
+      res.weight = 0;
+      for (uint32_t s : res.flows) res.weight += flows_[s].weight;
+    }
+    if (res.unfixed > 0) heap.emplace_back(res.remaining / res.weight, r);
   }
+  if (model_.tcp)
+    for (uint32_t s : group)
+      if (flows_[s].bound > 0) heap.emplace_back(flows_[s].bound / flows_[s].weight, -static_cast<int>(s) - 1);
   using Share = std::pair<double, int>;
   std::make_heap(heap.begin(), heap.end(), std::greater<Share>{});
+  auto fix = [&](uint32_t s, double rate) {
+    Flow& f = flows_[s];
+    f.fixed = true;
+    // A flow whose rate changes first drains at its old rate up to now.
+    if (rate != f.rate) {
+      f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
+      f.updated = now;
+      f.rate = rate;
+      if (rate > 0) {
+        set_finish(s, now + std::llround(f.remaining * 1e9 / rate));
+      } else {  // stalled on a resource of capacity 0: no finish until it comes back
+        f.finish = -1;
+        ++f.version;
+      }
+    }
+    const int* route = f.resources();
+    for (int k = 0; k < f.length; ++k) {
+      Resource& other = resources_[route[k]];
+      other.remaining = std::max(0.0, other.remaining - rate);
+      other.weight -= f.weight;
+      --other.unfixed;
+    }
+  };
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<Share>{});
     auto [key, r] = heap.back();
     heap.pop_back();
+    if (r < 0) {
+      const uint32_t s = static_cast<uint32_t>(-(r + 1));
+      if (!flows_[s].fixed) fix(s, flows_[s].bound);
+      continue;
+    }
     Resource& res = resources_[r];
     if (res.unfixed == 0) continue;
-    const double share = res.remaining / res.unfixed;
-    if (share != key) {
-      heap.emplace_back(share, r);
+    const double level = res.remaining / res.weight;
+    if (level != key) {
+      heap.emplace_back(level, r);
       std::push_heap(heap.begin(), heap.end(), std::greater<Share>{});
       continue;
     }
-    for (uint32_t s : res.flows) {
-      Flow& f = flows_[s];
-      if (f.fixed) continue;
-      f.fixed = true;
-      // A flow whose rate changes first drains at its old rate up to now.
-      if (share != f.rate) {
-        f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
-        f.updated = now;
-        f.rate = share;
-        if (share > 0) {
-          set_finish(s, now + std::llround(f.remaining * 1e9 / share));
-        } else {  // stalled on a resource of capacity 0: no finish until it comes back
-          f.finish = -1;
-          ++f.version;
-        }
-      }
-      const int* route = f.resources();
-      for (int k = 0; k < f.length; ++k) {
-        Resource& other = resources_[route[k]];
-        other.remaining = std::max(0.0, other.remaining - share);
-        --other.unfixed;
-      }
-    }
+    for (uint32_t s : res.flows)
+      if (!flows_[s].fixed) fix(s, flows_[s].weight * level);
   }
   reschedule();
 }

@@ -19,6 +19,10 @@
 // rounded to the nanosecond.
 //
 // Control messages cost their route's latency only.
+//
+// With FlowModel::tcp (sim/flow_model.h) the latency phase, the capacities,
+// the sharing (weighted max-min) and a per-flow bound follow SimGrid's LV08;
+// the default is the plain max-min above.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/flow_model.h"
 #include "sim/simulator.h"
 #include "topologies/graph.h"
 
@@ -53,7 +58,7 @@ class Network {
  public:
   using FlowDone = std::function<void(const FlowRecord&)>;
 
-  Network(Simulator& sim, const Topology& topology);
+  Network(Simulator& sim, const Topology& topology, const FlowModel& model = {});
   ~Network();
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
@@ -102,6 +107,8 @@ class Network {
     uint8_t length = 0;
     int inline_resources[kInline];     // the route's resources, copied in
     double rate = 0;                   // bytes per second
+    double weight = 1;                 // share of a saturated resource per unit (tcp: 1 / penalty)
+    double bound = 0;                  // tcp: the window bound, bytes per second; 0: none
     double remaining = 0;              // bytes, as of `updated`
     int64_t updated = 0;               // ns
     int64_t finish = -1;               // ns, while draining
@@ -123,6 +130,7 @@ class Network {
     std::vector<uint32_t> flows;   // draining flows on it
     // scratch for progressive filling
     double remaining = 0;
+    double weight = 0;  // of its unfixed flows
     int unfixed = 0;
     uint32_t stamp = 0;
   };
@@ -140,8 +148,13 @@ class Network {
   bool is_current(const Finish& f) const;
   uint32_t slot_of(FlowId id) const;
 
+  Time latency_phase(const Route& r) const;
+  void weigh(Flow& f) const;  // tcp: weight and bound from its route
+
   Simulator& sim_;
   const Topology& topology_;
+  FlowModel model_;
+  double capacity_factor_ = 1;  // tcp: bandwidth_factor
   std::vector<Resource> resources_;
   std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
   std::vector<int64_t> link_latency_;                 // ns, by edge number

@@ -12,11 +12,11 @@ std::string replay_transfers(const nlohmann::json& doc, const std::string& file,
   JsonReader r(doc, file);
   r.expect_object();
   uint64_t seed = static_cast<uint64_t>(r.integer("seed", 1));
-  LinkDefaults defaults;
-  if (auto n = r.child("network")) defaults = parse_network(*n).links;
-  Topology topo = build_topology(r.at("topology"), defaults, Streams(seed), limits);
+  NetworkOptions network;
+  if (auto n = r.child("network")) network = parse_network(*n);
+  Topology topo = build_topology(r.at("topology"), network.links, Streams(seed), limits);
   Simulator sim;
-  Network net(sim, topo);
+  Network net(sim, topo, network.model);
   struct Row {
     FlowRecord rec;
     bool control = false;

@@ -106,7 +106,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
   const auto wall_start = Clock::now();
 
   Simulator sim;
-  Network net(sim, sc.topology);
+  Network net(sim, sc.topology, sc.network.model);
   TrackingLearner learner(real_learner);
   MethodContext ctx{sim, net, learner, sc, method, run.recorder};
   Cluster cluster(ctx, learner.node_count());

@@ -273,6 +273,20 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
       n.links.bandwidth_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
     links->done();
   }
+  n.model.tcp = choice(r, "model", {"maxmin", "tcp"}) == "tcp";
+  if (auto tcp = r.child("tcp")) {
+    r.require(n.model.tcp, "tcp", "these options with \"model\": \"tcp\" only");
+    FlowModel& m = n.model;
+    m.latency_factor = tcp->number("latency_factor", m.latency_factor);
+    tcp->require(m.latency_factor > 0 && m.latency_factor <= 1000, "latency_factor", "a number in (0, 1000]");
+    m.bandwidth_factor = tcp->number("bandwidth_factor", m.bandwidth_factor);
+    tcp->require(m.bandwidth_factor > 0 && m.bandwidth_factor <= 1, "bandwidth_factor", "a number in (0, 1]");
+    m.weight_s_bytes = tcp->number("weight_s_bytes", m.weight_s_bytes);
+    tcp->require(m.weight_s_bytes >= 0 && m.weight_s_bytes <= 1e12, "weight_s_bytes", "a number of bytes in [0, 1e12]");
+    m.window_bytes = tcp->number("window_bytes", m.window_bytes);
+    tcp->require(m.window_bytes >= 1 && m.window_bytes <= 1e12, "window_bytes", "a number of bytes in [1, 1e12]");
+    tcp->done();
+  }
   r.done();
   return n;
 }

@@ -11,6 +11,7 @@
 
 #include "sim/base/distribution.h"
 #include "sim/base/units.h"
+#include "sim/flow_model.h"
 #include "sim/wan.h"
 #include "sim/workload.h"
 #include "topologies/builder.h"
@@ -30,6 +31,11 @@ struct NetworkOptions {
   std::vector<WanProfile> profiles;
   // /network/cross_traffic: background flows (sim/wan.h).
   std::vector<CrossTraffic> cross_traffic;
+  // /network/model: "maxmin" (default) or "tcp" (SimGrid's LV08, sim/flow_model.h).
+  // /network/tcp, with "tcp" only: {latency_factor (default 13.01, > 0),
+  // bandwidth_factor (0.97, in (0, 1]), weight_s_bytes (20537, >= 0),
+  // window_bytes (4194304, > 0)}.
+  FlowModel model;
 };
 
 // /compute

@@ -1,4 +1,5 @@
 // The command line, end to end: the binary is run on files the test writes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -84,6 +85,33 @@ TEST(NetReplay, ReproducesTheClosedFormsToTheNanosecond) {
   EXPECT_EQ(rows[4][6], "21.010000000");
   EXPECT_EQ(rows[5][6], "21.010000000");
   EXPECT_EQ(rows[6][6], "30.010000000");
+  fs::remove_all(topo.parent_path());
+}
+
+TEST(NetReplay, TheTcpModelFollowsLv08ByHand) {
+  // The dumbbell's a -> b alone under /network/model tcp: 13.01 x 10 ms of
+  // latency phase, then 1 MB at 0.97 x 1 MB/s (the window bound,
+  // 4194304 B / 20 ms, is far above). Control messages keep the plain
+  // latency: they model no TCP transfer.
+  fs::path topo = temp("dumbbell.json"), replay = temp("replay.json"), out = temp("replay.csv");
+  std::ofstream(topo) << kDumbbell;
+  nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
+                      {"network", {{"model", "tcp"}}},
+                      {"transfers", {{{"src", 0}, {"dst", 1}, {"bytes", 1000000}, {"start_s", 0}},
+                                     {{"src", 0}, {"dst", 1}, {"control", true}, {"start_s", 30}}}}};
+  std::ofstream(replay) << r.dump();
+  Result res = gossipsim("net replay " + replay.string() + " --out " + out.string());
+  ASSERT_EQ(res.code, 0) << res.out;
+  std::ifstream in(out);
+  auto rows = csv_rows(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][6], fmt::format("{:.9f}", (130'100'000 + std::llround(1e6 * 1e9 / 0.97e6)) / 1e9));
+  EXPECT_EQ(rows[2][6], "30.010000000");
+  r["network"] = {{"tcp", {{"window_bytes", 1000}}}};
+  std::ofstream(replay) << r.dump();
+  res = gossipsim("net replay " + replay.string() + " --out " + out.string() + "-2");
+  EXPECT_EQ(res.code, 2);
+  EXPECT_NE(res.out.find("/network/tcp: expected these options with \"model\": \"tcp\" only"), std::string::npos) << res.out;
   fs::remove_all(topo.parent_path());
 }
 

@@ -41,6 +41,123 @@ TEST(Network, OneFlowTakesLatencyPlusBytesOverBottleneck) {
   EXPECT_EQ(net.nominal_time(0, 1, bytes(1'000'000)), nanoseconds(1'010'000'000));
 }
 
+TEST(NetworkTcp, OneFlowPaysTheLatencyFactorAndTheBandwidthFactor) {
+  // LV08 by hand: 10 ms one way, bottleneck 1 MB/s: the latency phase is
+  // 13.01 x 10 ms, the rate 0.97 MB/s (the window bound 4194304 / 0.02 s is
+  // far above): 0.1301 s + 1e6 / 0.97e6 s.
+  Net n;
+  Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6);
+  n.link(a, b, 1e7, milliseconds(10));
+  Simulator sim;
+  FlowModel tcp;
+  tcp.tcp = true;
+  Network net(sim, n.t, tcp);
+  Time finish;
+  net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+  sim.run();
+  const int64_t expected = 130'100'000 + std::llround(1e6 * 1e9 / 0.97e6);
+  EXPECT_EQ(finish, nanoseconds(expected));
+  EXPECT_EQ(net.nominal_time(0, 1, bytes(1'000'000)), nanoseconds(expected));
+}
+
+TEST(NetworkTcp, ALongRoundTripIsBoundByTheWindow) {
+  // 100 ms one way over 1 GB/s: the window gives 4194304 B / 0.2 s =
+  // 20,971,520 B/s, well under 0.97 GB/s. A smaller window halves it.
+  for (double window : {4194304.0, 2097152.0}) {
+    Net n;
+    Vertex a = n.node(1e9, 1e9), b = n.node(1e9, 1e9);
+    n.link(a, b, 1e9, milliseconds(100));
+    Simulator sim;
+    FlowModel tcp;
+    tcp.tcp = true;
+    tcp.window_bytes = window;
+    Network net(sim, n.t, tcp);
+    Time finish;
+    FlowId id = net.start_flow(0, 1, bytes(50'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+    sim.run(seconds(1.5));
+    EXPECT_DOUBLE_EQ(net.rate(id).bytes_per_second(), window / 0.2);
+    sim.run();
+    EXPECT_EQ(finish, nanoseconds(1'301'000'000 + std::llround(50e6 * 1e9 / (window / 0.2))));
+  }
+}
+
+TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
+  // Two flows share one 1 MB/s link; one crosses 10 ms of latency, the other
+  // 40 ms. With weight_S = 0 the penalty is the route latency, so the rates
+  // are 4 : 1 of 0.97 MB/s; with LV08's weight_S each penalty also adds
+  // 20537 / capacity for each resource of its route (computed here).
+  for (double s : {0.0, 20537.0}) {
+    Net n;
+    Vertex r1 = n.router(), r2 = n.router(), r3 = n.router();
+    Vertex a = n.node(1e8, 1e8), b = n.node(1e8, 1e8), c = n.node(1e8, 1e8);
+    n.link(a, r1, 1e8, milliseconds(10));
+    n.link(c, r3, 1e8, milliseconds(40));
+    n.link(r3, r1, 1e8, Time::zero());
+    n.link(r1, r2, 1e6, Time::zero());
+    n.link(r2, b, 1e8, Time::zero());
+    Simulator sim;
+    FlowModel tcp;
+    tcp.tcp = true;
+    tcp.weight_s_bytes = s;
+    Network net(sim, n.t, tcp);
+    FlowId near = net.start_flow(0, 1, bytes(100'000'000), {});
+    FlowId far = net.start_flow(2, 1, bytes(100'000'000), {});
+    sim.run(seconds(1));
+    // near: uplink, a-r1, r1-r2, r2-b, downlink; far: uplink, c-r3, r3-r1, r1-r2, r2-b, downlink.
+    const double near_penalty = 0.010 + s * (4 / 1e8 + 1 / 1e6), far_penalty = 0.040 + s * (5 / 1e8 + 1 / 1e6);
+    const double near_rate = 0.97e6 * (1 / near_penalty) / (1 / near_penalty + 1 / far_penalty);
+    EXPECT_NEAR(net.rate(near).bytes_per_second(), near_rate, 1e-6);
+    EXPECT_NEAR(net.rate(far).bytes_per_second(), 0.97e6 - near_rate, 1e-6);
+    if (s == 0) EXPECT_NEAR(net.rate(near).bytes_per_second(), 4 * net.rate(far).bytes_per_second(), 1e-6);
+  }
+}
+
+TEST(NetworkTcp, WindowBoundsAndWeightedSharesComeFromOneFilling) {
+  // Two flows on a 10 MB/s link (0.97 x = 9.7 MB/s usable), one with 100 ms
+  // one way (weight 1 / 0.1 = 10), the other 10 ms (weight 100); weight_S 0.
+  // A 1e5-byte window holds them to 1e5 / 0.2 = 5e5 and 1e5 / 0.02 = 5e6 B/s,
+  // under their shares: both are bound, the link is not full. A 1e7-byte
+  // window binds neither: they split 9.7 MB/s as 10 : 100.
+  for (double window : {1e5, 1e7}) {
+    Net n;
+    Vertex r1 = n.router(), r2 = n.router();
+    Vertex a = n.node(1e9, 1e9), b = n.node(1e9, 1e9), c = n.node(1e9, 1e9);
+    n.link(a, r1, 1e9, milliseconds(100));
+    n.link(c, r1, 1e9, milliseconds(10));
+    n.link(r1, r2, 1e7, Time::zero());
+    n.link(r2, b, 1e9, Time::zero());
+    Simulator sim;
+    FlowModel tcp;
+    tcp.tcp = true;
+    tcp.window_bytes = window;
+    tcp.weight_s_bytes = 0;
+    Network net(sim, n.t, tcp);
+    FlowId slow = net.start_flow(0, 1, bytes(100'000'000), {});
+    FlowId fast = net.start_flow(2, 1, bytes(100'000'000), {});
+    sim.run(seconds(2));
+    if (window == 1e5) {
+      EXPECT_NEAR(net.rate(slow).bytes_per_second(), 5e5, 1e-6);
+      EXPECT_NEAR(net.rate(fast).bytes_per_second(), 5e6, 1e-6);
+    } else {
+      EXPECT_NEAR(net.rate(slow).bytes_per_second(), 9.7e6 * 10 / 110, 1e-6);
+      EXPECT_NEAR(net.rate(fast).bytes_per_second(), 9.7e6 * 100 / 110, 1e-6);
+    }
+  }
+}
+
+TEST(NetworkTcp, AScenarioChoosesTheModelAndItsConstants) {
+  nlohmann::json j = test::hand_scenario("complete", 2, "gossip", 1);
+  j["network"]["model"] = "tcp";
+  j["network"]["tcp"] = {{"latency_factor", 2}, {"window_bytes", 1e6}};
+  Scenario sc = test::scenario_from(j);
+  EXPECT_TRUE(sc.network.model.tcp);
+  EXPECT_EQ(sc.network.model.latency_factor, 2);
+  EXPECT_EQ(sc.network.model.window_bytes, 1e6);
+  EXPECT_EQ(sc.network.model.bandwidth_factor, 0.97);
+  EXPECT_EQ(sc.network.model.weight_s_bytes, 20537);
+  EXPECT_FALSE(test::scenario_from(test::hand_scenario("complete", 2, "gossip", 1)).network.model.tcp);
+}
+
 // a, c behind router r1; b, d behind r2; one shared link r1-r2 of 1e6 B/s.
 struct Dumbbell : Net {
   Dumbbell() {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -135,6 +137,7 @@ std::vector<Bad> bad_cases() {
       {"/limits/cores", 2, "/limits/cores: unknown key"},
       {"/methods/1", {{"name", "gosgd"}, {"push_probability", 0}}, "/methods/1/push_probability: expected a probability in (0, 1]"},
       {"/methods/1", {{"name", "osgp"}, {"tau", 0}}, "/methods/1/tau: expected an integer in [1, 1000]"},
+      {"/network/model", "packets", "/network/model: expected one of maxmin, tcp"},
       {"/methods/1", {{"name", "osgp"}, {"tau", 1.5}}, "/methods/1/tau"},
       {"/eval/starved_s", -1, "/eval/starved_s: expected a number of seconds in [0, 1e9]"},
       {"/churn", {{{"nodes", {1}}, {"events", {{1, "explode"}}}}}, "/churn/0/events/0/1: expected one of crash, leave, join"},
@@ -174,6 +177,23 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
   nlohmann::json dup = base();
   dup["methods"] = {"gossip", "gossip"};
   EXPECT_NE(error_of(dup).find("/methods/1: expected a unique label"), std::string::npos);
+  // /network/tcp without the tcp model (the schema cannot say it).
+  nlohmann::json orphan = base();
+  orphan["network"]["tcp"] = {{"latency_factor", 2}};
+  EXPECT_NE(error_of(orphan).find("test.json: /network/tcp: expected these options with \"model\": \"tcp\" only"),
+            std::string::npos)
+      << error_of(orphan);
+  // Each /network/tcp constant out of range, with the tcp model.
+  for (const auto& [key, value, message] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"latency_factor", 0, "/network/tcp/latency_factor: expected a number in (0, 1000]"},
+           {"bandwidth_factor", 1.5, "/network/tcp/bandwidth_factor: expected a number in (0, 1]"},
+           {"weight_s_bytes", -1, "/network/tcp/weight_s_bytes: expected a number of bytes in [0, 1e12]"},
+           {"window_bytes", 0, "/network/tcp/window_bytes: expected a number of bytes in [1, 1e12]"}}) {
+    nlohmann::json j = base();
+    j["network"]["model"] = "tcp";
+    j["network"]["tcp"] = {{key, value}};
+    EXPECT_NE(error_of(j).find(message), std::string::npos) << key << " gave: " << error_of(j);
+  }
   // Options of another method: the loader's alone (the schema lists every
   // method's options in one object).
   for (const auto& [method, message] : std::vector<std::pair<nlohmann::json, std::string>>{
