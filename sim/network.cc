@@ -168,6 +168,13 @@ Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
   return latency_phase(r) + transfer_time(size, Rate::bytes_per_second(rate));
 }
 
+double Network::alone_seconds(NodeId src, NodeId dst, int64_t size) {
+  const Route& r = route(src, dst);
+  double rate = r.bottleneck.bytes_per_second() * capacity_factor_;
+  if (model_.tcp && r.latency > Time::zero()) rate = std::min(rate, model_.window_bytes / (2 * r.latency.seconds()));
+  return latency_phase(r).seconds() + (size > 0 ? static_cast<double>(size) / rate : 0.0);
+}
+
 Time Network::latency_phase(const Route& r) const {
   if (!model_.tcp) return r.latency;
   return Time::ns(std::llround(static_cast<double>(r.latency.ns()) * model_.latency_factor));

@@ -74,6 +74,8 @@ class Network {
   const Route& route(NodeId src, NodeId dst);
   // What a transfer of `size` would take alone on its route.
   Time nominal_time(NodeId src, NodeId dst, Bytes size);
+  // The same in seconds, as a double that cannot overflow (input checks).
+  double alone_seconds(NodeId src, NodeId dst, int64_t size);
 
   // Time-varying capacities (sim/wan.h): a resource's capacity changes now.
   // Like a flow's start or end, only the flows connected to it are re-solved

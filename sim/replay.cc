@@ -8,65 +8,70 @@
 
 namespace gossipsim {
 
-std::string replay_transfers(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits) {
+ReplayInput read_replay(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits) {
   JsonReader r(doc, file);
   r.expect_object();
   uint64_t seed = static_cast<uint64_t>(r.integer("seed", 1));
   NetworkOptions network;
   if (auto n = r.child("network")) network = parse_network(*n);
-  Topology topo = build_topology(r.at("topology"), network.links, Streams(seed), limits);
+  ReplayInput in{build_topology(r.at("topology"), network.links, Streams(seed), limits), network.model, {}};
   Simulator sim;
-  Network net(sim, topo, network.model);
-  struct Row {
-    FlowRecord rec;
-    bool control = false;
-  };
+  Network net(sim, in.topology, in.model);  // for the routes the checks need
+  const NodeId nodes = in.topology.node_count();
   JsonReader list = r.at("transfers");
-  std::vector<Row> rows(list.array_size());
-  for (size_t i = 0; i < rows.size(); ++i) {
+  in.transfers.resize(list.array_size());
+  for (size_t i = 0; i < in.transfers.size(); ++i) {
     JsonReader t = list.element(i);
     // Ranges are checked on the 64-bit values, before any narrowing.
     const int64_t src64 = t.integer("src"), dst64 = t.integer("dst");
-    t.require(src64 >= 0 && src64 < topo.node_count(), "src", fmt::format("a node id in [0, {})", topo.node_count()));
-    t.require(dst64 >= 0 && dst64 < topo.node_count() && dst64 != src64, "dst",
-              fmt::format("a node id in [0, {}) other than src", topo.node_count()));
-    const NodeId src = static_cast<NodeId>(src64), dst = static_cast<NodeId>(dst64);
-    int64_t size = t.integer("bytes", 0);
-    t.require(size >= 0 && size <= kMaxReplayBytes, "bytes", fmt::format("an integer in [0, {}]", kMaxReplayBytes));
-    double start = t.number("start_s", 0.0);
-    t.require(start >= 0 && start <= kMaxVirtualSeconds, "start_s",
+    t.require(src64 >= 0 && src64 < nodes, "src", fmt::format("a node id in [0, {})", nodes));
+    t.require(dst64 >= 0 && dst64 < nodes && dst64 != src64, "dst",
+              fmt::format("a node id in [0, {}) other than src", nodes));
+    ReplayTransfer& x = in.transfers[i];
+    x.src = static_cast<NodeId>(src64);
+    x.dst = static_cast<NodeId>(dst64);
+    x.bytes = t.integer("bytes", 0);
+    t.require(x.bytes >= 0 && x.bytes <= kMaxReplayBytes, "bytes", fmt::format("an integer in [0, {}]", kMaxReplayBytes));
+    x.start_s = t.number("start_s", 0.0);
+    t.require(x.start_s >= 0 && x.start_s <= kMaxVirtualSeconds, "start_s",
               fmt::format("a number of seconds in [0, {:g}]", kMaxVirtualSeconds));
-    bool control = t.boolean("control", false);
+    x.control = t.boolean("control", false);
     t.done();
     // Alone on its route the transfer would take this long; sharing only
     // slows it by the number of flows, so this bounds what time can reach.
-    const double alone = net.route(src, dst).latency.seconds() +
-                         (control ? 0.0 : static_cast<double>(size) / net.route(src, dst).bottleneck.bytes_per_second());
-    t.require(start + alone * static_cast<double>(rows.size()) <= kMaxVirtualSeconds, "bytes",
+    const double alone = net.alone_seconds(x.src, x.dst, x.control ? 0 : x.bytes);
+    t.require(x.start_s + alone * static_cast<double>(in.transfers.size()) <= kMaxVirtualSeconds, "bytes",
               fmt::format("a transfer that ends within {:g} virtual seconds (this one takes {:.4g} s alone on its "
                           "route)",
                           kMaxVirtualSeconds, alone));
-    rows[i].control = control;
-    rows[i].rec.src = src;
-    rows[i].rec.dst = dst;
-    rows[i].rec.size = bytes(size);
-    rows[i].rec.start = seconds(start);
-    sim.schedule_at(seconds(start), [&, i, src, dst, size, control] {
-      if (control) {
-        net.send_control(src, dst, [&, i] { rows[i].rec.finish = sim.now(); });
-      } else {
-        net.start_flow(src, dst, bytes(size), [&, i](const FlowRecord& f) { rows[i].rec = f; });
-      }
-    });
   }
   r.string("description", "");
   r.done();
+  return in;
+}
+
+std::string replay_transfers(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits) {
+  const ReplayInput in = read_replay(doc, file, limits);
+  Simulator sim;
+  Network net(sim, in.topology, in.model);
+  std::vector<FlowRecord> rows(in.transfers.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReplayTransfer& x = in.transfers[i];
+    rows[i].src = x.src;
+    rows[i].dst = x.dst;
+    rows[i].size = bytes(x.bytes);
+    rows[i].start = seconds(x.start_s);
+    sim.schedule_at(seconds(x.start_s), [&, i, x] {
+      if (x.control) net.send_control(x.src, x.dst, [&, i] { rows[i].finish = sim.now(); });
+      else net.start_flow(x.src, x.dst, bytes(x.bytes), [&, i](const FlowRecord& f) { rows[i] = f; });
+    });
+  }
   sim.run();
   std::string csv = "id,src,dst,bytes,kind,start_s,finish_s,duration_s\n";
   for (size_t i = 0; i < rows.size(); ++i) {
-    const FlowRecord& f = rows[i].rec;
+    const FlowRecord& f = rows[i];
     csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", i, f.src, f.dst, f.size.count,
-                       rows[i].control ? "control" : "flow", f.start.seconds(), f.finish.seconds(),
+                       in.transfers[i].control ? "control" : "flow", f.start.seconds(), f.finish.seconds(),
                        (f.finish - f.start).seconds());
   }
   return csv;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/flow_model.h"
 #include "topologies/builder.h"
 
 namespace gossipsim {
@@ -16,8 +17,24 @@ namespace gossipsim {
 // The largest transfer a replay may hold: 1 TB.
 inline constexpr int64_t kMaxReplayBytes = 1'000'000'000'000;
 
-// The CSV: id,src,dst,bytes,kind,start_s,finish_s,duration_s. InputError
-// naming `file` and the JSON path for bad input.
+struct ReplayTransfer {
+  NodeId src = 0, dst = 0;
+  int64_t bytes = 0;
+  double start_s = 0;
+  bool control = false;
+};
+
+// The document read and checked: its topology (built as a scenario's, with
+// its seed), its /network options and its transfers. InputError naming
+// `file` and the JSON path for bad input. Also what bench's ns-3 replay reads.
+struct ReplayInput {
+  Topology topology;
+  FlowModel model;
+  std::vector<ReplayTransfer> transfers;
+};
+ReplayInput read_replay(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits = {});
+
+// The CSV: id,src,dst,bytes,kind,start_s,finish_s,duration_s.
 std::string replay_transfers(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits = {});
 
 }  // namespace gossipsim
