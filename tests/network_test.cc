@@ -41,43 +41,49 @@ TEST(Network, OneFlowTakesLatencyPlusBytesOverBottleneck) {
   EXPECT_EQ(net.nominal_time(0, 1, bytes(1'000'000)), nanoseconds(1'010'000'000));
 }
 
+// One flow alone between two nodes of access `access` B/s over one link of
+// `link` B/s and `latency`, under the tcp model `m`: its finish, its rate at
+// `probe`, and what nominal_time predicted.
+struct Alone {
+  Time finish, nominal;
+  double rate_at_probe = 0;
+};
+Alone tcp_alone(double access, double link, Time latency, int64_t size, FlowModel m, Time probe) {
+  Net n;
+  Vertex a = n.node(access, access), b = n.node(access, access);
+  n.link(a, b, link, latency);
+  Simulator sim;
+  m.tcp = true;
+  Network net(sim, n.t, m);
+  Alone out;
+  FlowId id = net.start_flow(0, 1, bytes(size), [&](const FlowRecord& f) { out.finish = f.finish; });
+  sim.run(probe);
+  out.rate_at_probe = net.rate(id).bytes_per_second();
+  sim.run();
+  out.nominal = net.nominal_time(0, 1, bytes(size));
+  return out;
+}
+
 TEST(NetworkTcp, OneFlowPaysTheLatencyFactorAndTheBandwidthFactor) {
   // LV08 by hand: 10 ms one way, bottleneck 1 MB/s: the latency phase is
   // 13.01 x 10 ms, the rate 0.97 MB/s (the window bound 4194304 / 0.02 s is
   // far above): 0.1301 s + 1e6 / 0.97e6 s.
-  Net n;
-  Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6);
-  n.link(a, b, 1e7, milliseconds(10));
-  Simulator sim;
-  FlowModel tcp;
-  tcp.tcp = true;
-  Network net(sim, n.t, tcp);
-  Time finish;
-  net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
-  sim.run();
+  const Alone r = tcp_alone(1e6, 1e7, milliseconds(10), 1'000'000, FlowModel{}, seconds(0.5));
   const int64_t expected = 130'100'000 + std::llround(1e6 * 1e9 / 0.97e6);
-  EXPECT_EQ(finish, nanoseconds(expected));
-  EXPECT_EQ(net.nominal_time(0, 1, bytes(1'000'000)), nanoseconds(expected));
+  EXPECT_EQ(r.finish, nanoseconds(expected));
+  EXPECT_EQ(r.nominal, nanoseconds(expected));
+  EXPECT_DOUBLE_EQ(r.rate_at_probe, 0.97e6);
 }
 
 TEST(NetworkTcp, ALongRoundTripIsBoundByTheWindow) {
   // 100 ms one way over 1 GB/s: the window gives 4194304 B / 0.2 s =
   // 20,971,520 B/s, well under 0.97 GB/s. A smaller window halves it.
   for (double window : {4194304.0, 2097152.0}) {
-    Net n;
-    Vertex a = n.node(1e9, 1e9), b = n.node(1e9, 1e9);
-    n.link(a, b, 1e9, milliseconds(100));
-    Simulator sim;
-    FlowModel tcp;
-    tcp.tcp = true;
-    tcp.window_bytes = window;
-    Network net(sim, n.t, tcp);
-    Time finish;
-    FlowId id = net.start_flow(0, 1, bytes(50'000'000), [&](const FlowRecord& f) { finish = f.finish; });
-    sim.run(seconds(1.5));
-    EXPECT_DOUBLE_EQ(net.rate(id).bytes_per_second(), window / 0.2);
-    sim.run();
-    EXPECT_EQ(finish, nanoseconds(1'301'000'000 + std::llround(50e6 * 1e9 / (window / 0.2))));
+    FlowModel m;
+    m.window_bytes = window;
+    const Alone r = tcp_alone(1e9, 1e9, milliseconds(100), 50'000'000, m, seconds(1.5));
+    EXPECT_DOUBLE_EQ(r.rate_at_probe, window / 0.2);
+    EXPECT_EQ(r.finish, nanoseconds(1'301'000'000 + std::llround(50e6 * 1e9 / (window / 0.2))));
   }
 }
 
