@@ -36,9 +36,13 @@ import math
 import os
 import sys
 
+import warnings
+
 import matplotlib
 
 matplotlib.use("Agg")
+# Methods that never reach a target leave NaN points; matplotlib says so.
+warnings.filterwarnings("ignore", message=".*(All-NaN|masked element).*")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -223,7 +227,10 @@ def stat_rows(results, targets):
                 only_ref = sum(1 for a, b in pairs if math.isfinite(b) and not math.isfinite(a))
                 only_other = sum(1 for a, b in pairs if math.isfinite(a) and not math.isfinite(b))
                 row["pairs"] = len(both)
-                if len(both) >= 2:
+                if len(both) == 2:
+                    row["ratio"], row["ratio_low"], row["ratio_high"] = ratio_interval(both)
+                    row["verdict"] = "two seeds: no verdict"
+                elif len(both) >= 3:
                     row["ratio"], row["ratio_low"], row["ratio_high"] = ratio_interval(both)
                     if row["ratio_low"] > 1:
                         row["verdict"] = "scheduling faster"
@@ -272,7 +279,8 @@ def markdown_tables(rows, ref, targets):
               " that reached the target, (k/n) when only k did."]
     if ref:
         lines += ["", f"Speed-up of {ref} (other's time / its time, geometric mean over the seeds where both"
-                  " reached the target, [95% interval]; > 1: scheduling is faster):", "",
+                  " reached the target, [95% interval]; > 1: scheduling is faster; a verdict needs three such"
+                  " seeds):", "",
                   "| over | " + " | ".join(f"to {t:g}" for t in targets) + " |", "|---|" + "---|" * len(targets)]
         for l in labels:
             if l == ref:
