@@ -115,6 +115,32 @@ TEST(NetReplay, TheTcpModelFollowsLv08ByHand) {
   fs::remove_all(topo.parent_path());
 }
 
+TEST(NetReplay, Ns3ReplaysAFlowNoFasterThanPhysicsAllows) {
+  // bench/ns3_replay exists only where ns-3 is installed. A 10 MB flow over
+  // 100 Mbit/s and 0.5 ms: no packet-level run can beat the flow model's
+  // latency + bytes / capacity (0.8005 s); TCP/IP headers (40 of every
+  // 1,488 bytes) and slow start over so short a round trip cost a few
+  // percent, not more than 25%. A transfer of 0 bytes ends at its start.
+  const fs::path ns3 = fs::path(GOSSIPSIM_BINARY).parent_path() / "bench" / "ns3_replay";
+  if (!fs::exists(ns3)) GTEST_SKIP() << "ns-3 is not installed (libns3-dev): bench/ns3_replay was not built";
+  fs::path topo = temp("pair.json"), replay = temp("replay.json");
+  std::ofstream(topo) << R"({"nodes":[{"name":"a","up_mbps":100,"down_mbps":100},{"name":"b","up_mbps":100,"down_mbps":100}],
+    "links":[{"a":"a","b":"b","bandwidth_mbps":100,"latency_ms":0.5}]})";
+  nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
+                      {"transfers", {{{"src", 0}, {"dst", 1}, {"bytes", 10000000}, {"start_s", 1}},
+                                     {{"src", 1}, {"dst", 0}, {"bytes", 0}, {"start_s", 2}}}}};
+  std::ofstream(replay) << r.dump();
+  std::string out;
+  ASSERT_EQ(test::run_shell(ns3.string() + " " + replay.string(), &out), 0) << out;
+  auto rows = csv_rows(out);
+  ASSERT_EQ(rows.size(), 3u) << out;
+  const double duration = std::stod(rows[1][7]);
+  EXPECT_GE(duration, 0.8005) << out;
+  EXPECT_LE(duration, 0.8005 * 1.25) << out;
+  EXPECT_EQ(rows[2][6], "2.000000000") << out;
+  fs::remove_all(topo.parent_path());
+}
+
 TEST(Cli, BadScenariosGiveTheirPathAndANonZeroExit) {
   fs::path bad = temp("bad.json");
   std::ofstream(bad) << R"({"name":"x","topology":{"generator":"ring","nodes":3},"workload":{"dataset":"synthetic"},
