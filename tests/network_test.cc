@@ -87,6 +87,18 @@ TEST(NetworkTcp, ALongRoundTripIsBoundByTheWindow) {
   }
 }
 
+// Under the tcp model `m`, the rates at `probe` of two long flows started
+// together, node 0 -> 1 and node 2 -> 1 (both past their latency phase).
+std::pair<double, double> tcp_rates_of_two_flows(Net& n, FlowModel m, Time probe) {
+  Simulator sim;
+  m.tcp = true;
+  Network net(sim, n.t, m);
+  FlowId first = net.start_flow(0, 1, bytes(100'000'000), {});
+  FlowId second = net.start_flow(2, 1, bytes(100'000'000), {});
+  sim.run(probe);
+  return {net.rate(first).bytes_per_second(), net.rate(second).bytes_per_second()};
+}
+
 TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
   // Two flows share one 1 MB/s link; one crosses 10 ms of latency, the other
   // 40 ms. With weight_S = 0 the penalty is the route latency, so the rates
@@ -101,20 +113,15 @@ TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
     n.link(r3, r1, 1e8, Time::zero());
     n.link(r1, r2, 1e6, Time::zero());
     n.link(r2, b, 1e8, Time::zero());
-    Simulator sim;
     FlowModel tcp;
-    tcp.tcp = true;
     tcp.weight_s_bytes = s;
-    Network net(sim, n.t, tcp);
-    FlowId near = net.start_flow(0, 1, bytes(100'000'000), {});
-    FlowId far = net.start_flow(2, 1, bytes(100'000'000), {});
-    sim.run(seconds(1));
+    const auto [near, far] = tcp_rates_of_two_flows(n, tcp, seconds(1));
     // near: uplink, a-r1, r1-r2, r2-b, downlink; far: uplink, c-r3, r3-r1, r1-r2, r2-b, downlink.
     const double near_penalty = 0.010 + s * (4 / 1e8 + 1 / 1e6), far_penalty = 0.040 + s * (5 / 1e8 + 1 / 1e6);
     const double near_rate = 0.97e6 * (1 / near_penalty) / (1 / near_penalty + 1 / far_penalty);
-    EXPECT_NEAR(net.rate(near).bytes_per_second(), near_rate, 1e-6);
-    EXPECT_NEAR(net.rate(far).bytes_per_second(), 0.97e6 - near_rate, 1e-6);
-    if (s == 0) EXPECT_NEAR(net.rate(near).bytes_per_second(), 4 * net.rate(far).bytes_per_second(), 1e-6);
+    EXPECT_NEAR(near, near_rate, 1e-6);
+    EXPECT_NEAR(far, 0.97e6 - near_rate, 1e-6);
+    if (s == 0) EXPECT_NEAR(near, 4 * far, 1e-6);
   }
 }
 
@@ -132,21 +139,16 @@ TEST(NetworkTcp, WindowBoundsAndWeightedSharesComeFromOneFilling) {
     n.link(c, r1, 1e9, milliseconds(10));
     n.link(r1, r2, 1e7, Time::zero());
     n.link(r2, b, 1e9, Time::zero());
-    Simulator sim;
     FlowModel tcp;
-    tcp.tcp = true;
     tcp.window_bytes = window;
     tcp.weight_s_bytes = 0;
-    Network net(sim, n.t, tcp);
-    FlowId slow = net.start_flow(0, 1, bytes(100'000'000), {});
-    FlowId fast = net.start_flow(2, 1, bytes(100'000'000), {});
-    sim.run(seconds(2));
+    const auto [slow, fast] = tcp_rates_of_two_flows(n, tcp, seconds(2));
     if (window == 1e5) {
-      EXPECT_NEAR(net.rate(slow).bytes_per_second(), 5e5, 1e-6);
-      EXPECT_NEAR(net.rate(fast).bytes_per_second(), 5e6, 1e-6);
+      EXPECT_NEAR(slow, 5e5, 1e-6);
+      EXPECT_NEAR(fast, 5e6, 1e-6);
     } else {
-      EXPECT_NEAR(net.rate(slow).bytes_per_second(), 9.7e6 * 10 / 110, 1e-6);
-      EXPECT_NEAR(net.rate(fast).bytes_per_second(), 9.7e6 * 100 / 110, 1e-6);
+      EXPECT_NEAR(slow, 9.7e6 * 10 / 110, 1e-6);
+      EXPECT_NEAR(fast, 9.7e6 * 100 / 110, 1e-6);
     }
   }
 }
