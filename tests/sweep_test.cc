@@ -160,3 +160,39 @@ TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
 
 }  // namespace
 }  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+TEST(Sweep, EveryPointOfTheShippedSweepsIsAValidScenario) {
+  // scripts/reproduce runs these: a bad point would fail an hour into it.
+  int points = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(GOSSIPSIM_SOURCE_DIR) / "scenarios/paper/sweeps")) {
+    if (entry.path().extension() != ".json") continue;
+    const Sweep s = load_sweep(entry.path().string());
+    for (size_t i = 0; i < s.size(); ++i, ++points) {
+      Scenario sc = load_scenario(s.base, s.overrides(i));
+      EXPECT_FALSE(sc.methods.empty()) << entry.path() << " point " << i;
+    }
+  }
+  EXPECT_GE(points, 36 + 10 + 10 + 5);
+}
+
+}  // namespace
+}  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+TEST(Sweep, ReproduceRefusesWhatItDoesNotKnowBeforeBuildingAnything) {
+  const std::string script = std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/reproduce";
+  std::string out;
+  EXPECT_EQ(test::run_shell(script + " --only everything", &out), 2);
+  EXPECT_NE(out.find("--only: expected one of homogeneous heterogeneous geo-thin-link model-size"), std::string::npos)
+      << out;
+  EXPECT_EQ(test::run_shell(script + " --seeds 3", &out), 2);
+  EXPECT_NE(out.find("usage: scripts/reproduce"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace gossipsim
