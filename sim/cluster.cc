@@ -9,7 +9,7 @@
 namespace gossipsim {
 
 Cluster::Cluster(const MethodContext& ctx, int nodes)
-    : ctx_(ctx), sum_weights_(ctx.options.merge == "gosgd" || ctx.options.name == "gosgd" || ctx.options.name == "sgp" || ctx.options.name == "osgp"), jitter_(ctx.scenario.compute.jitter) {
+    : ctx_(ctx), sum_weights_(ctx.options.merge == "gosgd"), jitter_(ctx.scenario.compute.jitter) {
   const Streams streams(ctx.scenario.seed);
   nodes_.resize(nodes);
   for (NodeId n = 0; n < nodes; ++n) {

@@ -162,17 +162,24 @@ const Route& Network::build_route(NodeId src, NodeId dst, const std::vector<Vert
 
 Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
   const Route& r = route(src, dst);
-  if (!model_.tcp) return r.latency + transfer_time(size, r.bottleneck);
-  double rate = r.bottleneck.bytes_per_second() * capacity_factor_;
-  if (r.latency > Time::zero()) rate = std::min(rate, model_.window_bytes / (2 * r.latency.seconds()));
-  return latency_phase(r) + transfer_time(size, Rate::bytes_per_second(rate));
+  return latency_phase(r) + transfer_time(size, Rate::bytes_per_second(alone_rate(r)));
 }
 
 double Network::alone_seconds(NodeId src, NodeId dst, int64_t size) {
   const Route& r = route(src, dst);
-  double rate = r.bottleneck.bytes_per_second() * capacity_factor_;
-  if (model_.tcp && r.latency > Time::zero()) rate = std::min(rate, model_.window_bytes / (2 * r.latency.seconds()));
-  return latency_phase(r).seconds() + (size > 0 ? static_cast<double>(size) / rate : 0.0);
+  return latency_phase(r).seconds() + (size > 0 ? static_cast<double>(size) / alone_rate(r) : 0.0);
+}
+
+// The rate of a flow alone on its route: its bottleneck (tcp: the usable
+// share of it, and at most the window over the round trip).
+double Network::alone_rate(const Route& r) const {
+  const double rate = r.bottleneck.bytes_per_second() * capacity_factor_, bound = window_bound(r);
+  return bound > 0 ? std::min(rate, bound) : rate;
+}
+
+// tcp: the window over the round trip (bytes per second); 0: no bound.
+double Network::window_bound(const Route& r) const {
+  return model_.tcp && r.latency > Time::zero() ? model_.window_bytes / (2 * r.latency.seconds()) : 0;
 }
 
 Time Network::latency_phase(const Route& r) const {
@@ -191,7 +198,7 @@ void Network::weigh(Flow& f) const {
   for (int r : f.route->resources)
     if (resources_[r].capacity > 0) penalty += model_.weight_s_bytes / resources_[r].capacity;
   f.weight = penalty > 0 ? 1 / penalty : 1e9;
-  f.bound = latency > 0 ? model_.window_bytes / (2 * latency) : 0;
+  f.bound = window_bound(*f.route);
 }
 
 FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done, bool background) {

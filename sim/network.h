@@ -151,6 +151,8 @@ class Network {
   uint32_t slot_of(FlowId id) const;
 
   Time latency_phase(const Route& r) const;
+  double alone_rate(const Route& r) const;  // bytes per second
+  double window_bound(const Route& r) const;
   void weigh(Flow& f) const;  // tcp: weight and bound from its route
 
   Simulator& sim_;

@@ -146,18 +146,14 @@ MethodOptions parse_method(const JsonReader& r) {
     r.require(steps >= 1 && steps <= 1000000, "local_steps", "an integer in [1, 1000000]");
     m.local_steps = static_cast<int>(steps);
     if (m.name == "gosgd") {
-      m.merge = "gosgd";
       m.push_probability = r.number("push_probability", m.push_probability);
       r.require(m.push_probability > 0 && m.push_probability <= 1, "push_probability", "a probability in (0, 1]");
-    } else if (m.name == "sgp" || m.name == "osgp") {
-      m.merge = "gosgd";
-      if (m.name == "osgp") {
-        const int64_t tau = r.integer("tau", m.tau);
-        r.require(tau >= 1 && tau <= 1000, "tau", "an integer in [1, 1000]");
-        m.tau = static_cast<int>(tau);
-      }
-    } else if (m.name == "adpsgd") {
-      m.merge = "average";
+    } else if (m.name == "osgp") {
+      const int64_t tau = r.integer("tau", m.tau);
+      r.require(tau >= 1 && tau <= 1000, "tau", "an integer in [1, 1000]");
+      m.tau = static_cast<int>(tau);
+    } else if (m.name == "sgp" || m.name == "adpsgd") {
+      // Their merge rule is theirs (push-sum; pairwise averages): no "merge".
     } else {
       m.merge = choice(r, "merge", {"average", "gosgd"});
     }
@@ -172,6 +168,7 @@ MethodOptions parse_method(const JsonReader& r) {
     r.done();
   }
   if (m.label.empty()) m.label = m.name;
+  // Sum-weights: GoSGD's and push-sum's rule (sim/cluster.h reads only this).
   if (m.name == "gosgd" || m.name == "sgp" || m.name == "osgp") m.merge = "gosgd";
   return m;
 }

@@ -37,13 +37,9 @@ namespace gossipsim {
 
 namespace {
 
-class AdPsgd : public Method {
+class AdPsgd : public NodeLoops {
  public:
-  explicit AdPsgd(Cluster& c) : c_(c), steps_(c.ctx().options.local_steps), nodes_(c.size()) { colour(); }
-
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
-  }
+  explicit AdPsgd(Cluster& c) : NodeLoops(c), steps_(c.ctx().options.local_steps), nodes_(c.size()) { colour(); }
 
   void on_down(NodeId n) override {
     Node& node = nodes_[n];
@@ -53,7 +49,6 @@ class AdPsgd : public Method {
       if (c_.life(r.from) == r.life) nodes_[r.from].averaging = false;
     node.requests.clear();
   }
-  void on_up(NodeId n) override { compute(n); }
 
  private:
   struct Request {
@@ -99,7 +94,7 @@ class AdPsgd : public Method {
     }
   }
 
-  void compute(NodeId n) {
+  void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       Node& node = nodes_[n];
       if (node.active) {
@@ -149,7 +144,6 @@ class AdPsgd : public Method {
     }
   }
 
-  Cluster& c_;
   int steps_;
   std::vector<Node> nodes_;
 };

@@ -23,13 +23,9 @@ namespace gossipsim {
 
 namespace {
 
-class DPsgd : public Method {
+class DPsgd : public NodeLoops {
  public:
-  explicit DPsgd(Cluster& c) : c_(c), steps_(c.ctx().options.local_steps), nodes_(c.size()) {}
-
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
-  }
+  explicit DPsgd(Cluster& c) : NodeLoops(c), steps_(c.ctx().options.local_steps), nodes_(c.size()) {}
 
   void on_down(NodeId n) override {
     for (NodeId i : c_.peers(n))
@@ -57,7 +53,7 @@ class DPsgd : public Method {
     return 1.0 / (1.0 + std::max(c_.peers(i).size(), c_.peers(j).size()));
   }
 
-  void compute(NodeId n) {
+  void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (c_.iterations(n) % steps_ != 0) return compute(n);
       Node& node = nodes_[n];
@@ -93,7 +89,6 @@ class DPsgd : public Method {
     compute(i);
   }
 
-  Cluster& c_;
   int steps_;
   std::vector<Node> nodes_;
 };

@@ -14,17 +14,12 @@ namespace gossipsim {
 
 namespace {
 
-class GoSgd : public Method {
+class GoSgd : public NodeLoops {
  public:
-  explicit GoSgd(Cluster& c) : c_(c), p_(c.ctx().options.push_probability) {}
-
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
-  }
-  void on_up(NodeId n) override { compute(n); }
+  explicit GoSgd(Cluster& c) : NodeLoops(c), p_(c.ctx().options.push_probability) {}
 
  private:
-  void compute(NodeId n) {
+  void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (uniform01(c_.rng(n)) < p_)
         if (const NodeId peer = c_.up_peer(n); peer >= 0) c_.send(n, peer);
@@ -32,7 +27,6 @@ class GoSgd : public Method {
     });
   }
 
-  Cluster& c_;
   double p_;
 };
 

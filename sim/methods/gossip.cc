@@ -9,17 +9,12 @@ namespace gossipsim {
 
 namespace {
 
-class Gossip : public Method {
+class Gossip : public NodeLoops {
  public:
-  explicit Gossip(Cluster& c) : c_(c), steps_(c.ctx().options.local_steps) {}
-
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
-  }
-  void on_up(NodeId n) override { compute(n); }
+  explicit Gossip(Cluster& c) : NodeLoops(c), steps_(c.ctx().options.local_steps) {}
 
  private:
-  void compute(NodeId n) {
+  void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (c_.iterations(n) % steps_ != 0) return compute(n);
       const NodeId peer = c_.up_peer(n);
@@ -30,7 +25,6 @@ class Gossip : public Method {
     });
   }
 
-  Cluster& c_;
   int steps_;
 };
 

@@ -10,17 +10,12 @@ namespace gossipsim {
 
 namespace {
 
-class GossipOverlap : public Method {
+class GossipOverlap : public NodeLoops {
  public:
-  explicit GossipOverlap(Cluster& c) : c_(c), steps_(c.ctx().options.local_steps), last_send_(c.size(), 0) {}
-
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
-  }
-  void on_up(NodeId n) override { compute(n); }
+  explicit GossipOverlap(Cluster& c) : NodeLoops(c), steps_(c.ctx().options.local_steps), last_send_(c.size(), 0) {}
 
  private:
-  void compute(NodeId n) {
+  void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (c_.outgoing(n) == 0 && c_.iterations(n) - last_send_[n] >= steps_) {
         if (const NodeId peer = c_.up_peer(n); peer >= 0) {
@@ -32,7 +27,6 @@ class GossipOverlap : public Method {
     });
   }
 
-  Cluster& c_;
   int steps_;
   std::vector<int64_t> last_send_;
 };

@@ -103,10 +103,10 @@ class InfoBoard {
   int64_t messages_ = 0;
 };
 
-class GossipScheduled : public Method {
+class GossipScheduled : public NodeLoops {
  public:
   explicit GossipScheduled(Cluster& c)
-      : c_(c),
+      : NodeLoops(c),
         opt_(c.ctx().options),
         board_(c, opt_.info == "gossiped"),
         node_mode_(opt_.reservation == "node"),
@@ -117,9 +117,6 @@ class GossipScheduled : public Method {
       for (NodeId j : c.peers(i)) nodes_[i].est[j] = c.ctx().net.nominal_time(i, j, size);
   }
 
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
-  }
   void on_up(NodeId n) override {
     nodes_[n].planned = false;  // a plan of its earlier life is dropped when its start comes
     compute(n);
@@ -249,7 +246,6 @@ class GossipScheduled : public Method {
     for (auto& f : w) f();
   }
 
-  Cluster& c_;
   const MethodOptions& opt_;
   InfoBoard board_;
   bool node_mode_, push_pull_;

@@ -19,6 +19,22 @@ class Method {
   virtual void on_up(NodeId) {}
 };
 
+// The methods whose nodes all start computing at once, each in a loop of its
+// own (compute(n) runs n's next iteration and decides what follows), and
+// whose node that joins takes up its loop again (on_up, unless overridden).
+class NodeLoops : public Method {
+ public:
+  void start() override {
+    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
+  }
+  void on_up(NodeId n) override { compute(n); }
+
+ protected:
+  explicit NodeLoops(Cluster& c) : c_(c) {}
+  virtual void compute(NodeId n) = 0;
+  Cluster& c_;
+};
+
 std::unique_ptr<Method> make_gossip(Cluster& cluster);
 std::unique_ptr<Method> make_gossip_overlap(Cluster& cluster);
 std::unique_ptr<Method> make_gossip_scheduled(Cluster& cluster);

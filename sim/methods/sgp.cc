@@ -37,14 +37,10 @@ namespace gossipsim {
 
 namespace {
 
-class PushSum : public Method {
+class PushSum : public NodeLoops {
  public:
-  PushSum(Cluster& c, int tau) : c_(c), steps_(c.ctx().options.local_steps), tau_(tau), nodes_(c.size()) {
+  PushSum(Cluster& c, int tau) : NodeLoops(c), steps_(c.ctx().options.local_steps), tau_(tau), nodes_(c.size()) {
     while ((int64_t{2} << top_) <= c.size() - 1) ++top_;
-  }
-
-  void start() override {
-    for (NodeId n = 0; n < c_.size(); ++n) compute(n);
   }
 
   void on_down(NodeId n) override {
@@ -78,7 +74,7 @@ class PushSum : public Method {
   NodeId out(NodeId i, int64_t round) const { return (i + offset(round)) % c_.size(); }
   NodeId in(NodeId i, int64_t round) const { return (i - offset(round) % c_.size() + c_.size()) % c_.size(); }
 
-  void compute(NodeId n) {
+  void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       Node& node = nodes_[n];
       if (++node.steps == steps_) {
@@ -137,7 +133,6 @@ class PushSum : public Method {
     compute(n);
   }
 
-  Cluster& c_;
   int steps_, tau_, top_ = 0;
   std::vector<Node> nodes_;
 };
