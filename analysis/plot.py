@@ -450,7 +450,7 @@ def plot_sweep(folder, out):
     if not targets:
         return
     target = targets[0]
-    rows = [r for r in rows if r["target"] == target]
+    all_rows, rows = rows, [r for r in rows if r["target"] == target]
 
     def key(v):
         try:
@@ -502,7 +502,7 @@ def plot_sweep(folder, out):
     fig.tight_layout()
     fig.savefig(os.path.join(out, "sweep.png"), dpi=110)
     plt.close(fig)
-    write_sweep_tables(read_csv(os.path.join(folder, "sweep.csv")), axes, out)
+    write_sweep_tables(all_rows, axes, out)
 
 
 def write_sweep_tables(rows, axes, out):
