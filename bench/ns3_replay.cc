@@ -65,8 +65,19 @@ int main(int argc, char** argv) {
   }
   const std::string file = argv[1];
   int queue_packets = 1000;
-  for (int a = 2; a + 1 < argc; a += 2)
-    if (std::string(argv[a]) == "--queue-packets") queue_packets = std::atoi(argv[a + 1]);
+  for (int a = 2; a < argc; a += 2) {
+    if (std::string(argv[a]) != "--queue-packets" || a + 1 >= argc) {
+      std::cerr << "usage: ns3_replay REPLAY.json [--queue-packets N]\n";
+      return 2;
+    }
+    char* end = nullptr;
+    const long q = std::strtol(argv[a + 1], &end, 10);
+    if (*argv[a + 1] == '\0' || *end != '\0' || q < 1 || q > 1000000) {
+      std::cerr << "ns3_replay: --queue-packets: expected an integer in [1, 1000000]\n";
+      return 2;
+    }
+    queue_packets = static_cast<int>(q);
+  }
   gossipsim::ReplayInput in;
   try {
     in = gossipsim::read_replay(gossipsim::JsonReader::parse_file(file), file);
