@@ -2,7 +2,9 @@
 //   events_per_s           empty events through the queue, one core
 //   flow_change_us_geo     cost of one flow start or end, 1,000 nodes on the
 //                          geo topology with 10,000 concurrent flows, and
-//                          how many flows each change re-solves
+//                          how many flows each change re-solves; _all_resources:
+//                          the same with loose resources kept in the solve
+//                          (the solver before they were left out), side by side
 //   flow_change_us_groups  the same when flows form disjoint groups of 20, at
 //                          two total flow counts (it must not grow with them)
 #include <fmt/format.h>
@@ -37,9 +39,10 @@ static double events_per_second(int pending, uint64_t total) {
 // short flows: each costs one change at its start and one at its end.
 static double change_cost_us(const Topology& topo, int background, int probes,
                              const std::function<std::pair<NodeId, NodeId>(int)>& pair_of,
-                             double* flows_per_change = nullptr) {
+                             double* flows_per_change = nullptr, bool skip_loose = true) {
   Simulator sim;
   Network net(sim, topo);
+  net.set_skip_loose(skip_loose);
   for (int k = 0; k < background; ++k) {
     auto [s, d] = pair_of(k);
     net.start_flow(s, d, bytes(int64_t(1) << 50), {});
@@ -74,6 +77,7 @@ int main() {
   double resolved = 0;
   out["flow_change_us_geo"] = change_cost_us(geo, 10000, 200, [&](int k) { return pairs[k]; }, &resolved);
   out["flows_resolved_per_change_geo"] = resolved;
+  out["flow_change_us_geo_all_resources"] = change_cost_us(geo, 10000, 200, [&](int k) { return pairs[k]; }, nullptr, false);
 
   // Disjoint groups: node pairs joined by their own link, 20 flows per pair.
   for (int groups : {50, 500}) {

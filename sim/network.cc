@@ -257,7 +257,31 @@ void Network::activate(uint32_t slot) {
   cold_[slot].record.drain_start = sim_.now();
   weigh(f);
   for (int r : f.route->resources) resources_[r].flows.push_back(slot);
+  count_bottleneck(slot, bottleneck_kbps(f));
   resolve(f.route->resources);
+}
+
+// What the flow could take alone, as the looseness test counts it: its
+// route's smallest capacity in kB/s, rounded up so that the sums over-count.
+int64_t Network::bottleneck_kbps(const Flow& f) const {
+  double least = std::numeric_limits<double>::infinity();
+  for (int r : f.route->resources) least = std::min(least, resources_[r].capacity);
+  return static_cast<int64_t>(std::ceil(least / 1000));
+}
+
+void Network::count_bottleneck(uint32_t slot, int64_t kbps) {
+  int64_t& counted = cold_[slot].bottleneck_kbps;
+  if (kbps == counted) return;
+  for (int r : flows_[slot].route->resources) {
+    Resource& res = resources_[r];
+    const bool was_loose = loose(res);
+    res.bottlenecks_kbps += kbps - counted;
+    if (!was_loose && loose(res) && !res.split) {  // its group may fall apart: re-solve every part
+      res.split = true;
+      split_.push_back(r);
+    }
+  }
+  counted = kbps;
 }
 
 bool Network::is_current(const Finish& e) const {
@@ -281,8 +305,20 @@ void Network::set_finish(uint32_t slot, int64_t finish) {
 }
 
 // Re-solves max-min rates for the group of draining flows connected to the
-// seed resources. Only flows whose rate changes get a new finish time.
-void Network::resolve(const std::vector<int>& seeds) {
+// seed resources through resources that are not loose, and through those
+// that have just become loose (their group may have fallen apart: every
+// part is re-solved). Every flow crosses at least one resource that is not
+// loose, its smallest, so a new flow is always reached. Only flows whose
+// rate changes get a new finish time.
+//
+// Why a loose resource r changes nothing: a resource the filling fixes flows
+// at is saturated, the rates of its flows summing to its capacity; each of
+// them is at most its route's bottleneck, whose sum over r's flows is below
+// r's capacity by the margin (1e-6, far above rounding): r is never fixed
+// at, and its scratch values are read by nothing else. Leaving it out of the
+// heap changes no other entry's order, and flows joined only through loose
+// resources never exchange a value.
+void Network::resolve(const std::vector<int>& seeds, bool whole) {
   ++changes_;
   if (++stamp_ == 0) {  // wrapped: forget every old mark
     for (auto& r : resources_) r.stamp = 0;
@@ -300,8 +336,11 @@ void Network::resolve(const std::vector<int>& seeds) {
       resources_[r].stamp = stamp;
       touched.push_back(r);
     }
+  const bool follow_all = whole || !skip_loose_;
   // Breadth-first over resource -> flows -> resources.
   for (size_t i = 0; i < touched.size(); ++i) {
+    const Resource& from = resources_[touched[i]];
+    if (!follow_all && !from.split && loose(from)) continue;
     for (uint32_t s : resources_[touched[i]].flows) {
       Flow& f = flows_[s];
       if (f.stamp == stamp) continue;
@@ -316,6 +355,8 @@ void Network::resolve(const std::vector<int>& seeds) {
         }
     }
   }
+  for (int r : split_) resources_[r].split = false;
+  split_.clear();
   flows_resolved_ += group.size();
   // Progressive filling: saturate the resource with the smallest fair level
   // (remaining capacity over the weight of its unfixed flows; under max-min
@@ -333,11 +374,12 @@ void Network::resolve(const std::vector<int>& seeds) {
     res.remaining = res.capacity * capacity_factor_;
     res.unfixed = static_cast<int>(res.flows.size());
     res.weight = res.unfixed;
-    if (model_.tcp) {
+    const bool skip = skip_loose_ && loose(res);
+    if (model_.tcp && !skip) {
       res.weight = 0;
       for (uint32_t s : res.flows) res.weight += flows_[s].weight;
     }
-    if (res.unfixed > 0) heap.emplace_back(res.remaining / res.weight, r);
+    if (res.unfixed > 0 && !skip) heap.emplace_back(res.remaining / res.weight, r);
   }
   if (model_.tcp)
     for (uint32_t s : group)
@@ -384,6 +426,7 @@ void Network::resolve(const std::vector<int>& seeds) {
       std::push_heap(heap.begin(), heap.end(), std::greater<Share>{});
       continue;
     }
+    if (loose(res)) ++loose_saturations_;  // only reachable with set_skip_loose(false)
     for (uint32_t s : res.flows)
       if (!flows_[s].fixed) fix(s, flows_[s].weight * level);
   }
@@ -392,7 +435,9 @@ void Network::resolve(const std::vector<int>& seeds) {
 
 void Network::set_capacity(std::vector<int> resources, double bytes_per_second) {
   for (int r : resources) resources_[r].capacity = bytes_per_second;
-  resolve(resources);
+  for (int r : resources)
+    for (uint32_t s : resources_[r].flows) count_bottleneck(s, bottleneck_kbps(flows_[s]));
+  resolve(resources, true);
 }
 
 void Network::set_access_capacity(NodeId n, bool up, Rate capacity) {
@@ -434,6 +479,7 @@ std::vector<std::pair<FlowRecord, Network::FlowDone>> Network::cancel_flows(
   for (uint32_t s : slots) {
     Flow& f = flows_[s];
     if (f.draining) {
+      count_bottleneck(s, 0);
       for (int r : f.route->resources) {
         auto& list = resources_[r].flows;
         list.erase(std::find(list.begin(), list.end(), s));
@@ -481,6 +527,7 @@ void Network::on_completion_event() {
     f.finish = -1;
     f.draining = false;
     cold_[e.slot].record.finish = sim_.now();
+    count_bottleneck(e.slot, 0);
     for (int r : f.route->resources) {
       auto& list = resources_[r].flows;
       list.erase(std::find(list.begin(), list.end(), e.slot));

@@ -214,5 +214,45 @@ TEST(Cli, TopologyPrintsDot) {
   fs::remove_all(spec.parent_path());
 }
 
+// FNV-1a, 64 bits: the digest tests/golden/transfers-digests.json holds.
+std::string fnv1a64(const std::string& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  return fmt::format("{:016x}", h);
+}
+
+// The network and the runner must keep results to the nanosecond unless a
+// change means to move them: the quickstart (every method, both flow
+// models), the bench scenarios (one geo group of hundreds of flows; 1,000
+// nodes) and a changing WAN are rerun and every transfers.csv compared
+// with digests written by an earlier binary (the file says which).
+TEST(Cli, TransfersMatchTheCommittedDigests) {
+  const fs::path src = GOSSIPSIM_SOURCE_DIR, file = src / "tests/golden/transfers-digests.json";
+  nlohmann::json golden = JsonReader::parse_file(file.string());
+  const bool update = std::getenv("GOSSIPSIM_UPDATE_GOLDEN") != nullptr;
+  for (auto& c : golden["cases"]) {
+    const std::string name = c["name"];
+    std::string args;
+    for (const auto& a : c["args"]) {
+      std::string arg = a;
+      if (arg.rfind("--", 0) != 0 && arg.find('=') == std::string::npos) arg = (src / arg).string();
+      args += " '" + arg + "'";
+    }
+    fs::path out = temp("digests");
+    Result r = gossipsim("run" + args + " --kernels none --quiet --force --out " + out.string());
+    ASSERT_EQ(r.code, 0) << name << ": " << r.out;
+    nlohmann::json produced = nlohmann::json::object();
+    for (const auto& e : fs::directory_iterator(out))
+      if (fs::exists(e.path() / "transfers.csv")) {
+        std::ifstream in(e.path() / "transfers.csv", std::ios::binary);
+        produced[e.path().filename().string()] = fnv1a64(std::string(std::istreambuf_iterator<char>(in), {}));
+      }
+    if (update) c["transfers"] = produced;
+    EXPECT_EQ(produced, c["transfers"]) << name;
+    fs::remove_all(out);
+  }
+  if (update) std::ofstream(file) << golden.dump(1) << "\n";
+}
+
 }  // namespace
 }  // namespace gossipsim
