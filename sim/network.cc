@@ -264,21 +264,27 @@ void Network::activate(uint32_t slot) {
 // What the flow could take alone, as the looseness test counts it: its
 // route's smallest capacity in kB/s, rounded up so that the sums over-count.
 int64_t Network::bottleneck_kbps(const Flow& f) const {
-  double least = std::numeric_limits<double>::infinity();
-  for (int r : f.route->resources) least = std::min(least, resources_[r].capacity);
+  double least = f.route->bottleneck.bytes_per_second();  // as built
+  if (capacities_changed_) {
+    least = std::numeric_limits<double>::infinity();
+    const int* route = f.resources();
+    for (int k = 0; k < f.length; ++k) least = std::min(least, resources_[route[k]].capacity);
+  }
   return static_cast<int64_t>(std::ceil(least / 1000));
 }
 
 void Network::count_bottleneck(uint32_t slot, int64_t kbps) {
-  int64_t& counted = cold_[slot].bottleneck_kbps;
+  Flow& f = flows_[slot];
+  int64_t& counted = f.bottleneck_kbps;
   if (kbps == counted) return;
-  for (int r : flows_[slot].route->resources) {
-    Resource& res = resources_[r];
+  const int* route = f.resources();
+  for (int k = 0; k < f.length; ++k) {
+    Resource& res = resources_[route[k]];
     const bool was_loose = loose(res);
     res.bottlenecks_kbps += kbps - counted;
     if (!was_loose && loose(res) && !res.split) {  // its group may fall apart: re-solve every part
       res.split = true;
-      split_.push_back(r);
+      split_.push_back(route[k]);
     }
   }
   counted = kbps;
@@ -434,6 +440,7 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
 }
 
 void Network::set_capacity(std::vector<int> resources, double bytes_per_second) {
+  capacities_changed_ = true;
   for (int r : resources) resources_[r].capacity = bytes_per_second;
   for (int r : resources)
     for (uint32_t s : resources_[r].flows) count_bottleneck(s, bottleneck_kbps(flows_[s]));

@@ -125,12 +125,12 @@ class Network {
     int64_t finish = -1;               // ns, while draining
     const Route* route = nullptr;
     uint32_t version = 0;              // invalidates older entries of finishing_
+    int64_t bottleneck_kbps = 0;       // counted in its resources' sums while draining, kB/s rounded up
     const int* resources() const { return length <= kInline ? inline_resources : route->resources.data(); }
   };
   struct FlowCold {
     FlowRecord record;
     FlowDone on_done;
-    int64_t bottleneck_kbps = 0;  // its route's bottleneck while draining, kB/s rounded up
   };
   struct Finish {
     int64_t time;
@@ -180,6 +180,7 @@ class Network {
   const Topology& topology_;
   FlowModel model_;
   double capacity_factor_ = 1;  // tcp: bandwidth_factor
+  bool capacities_changed_ = false;  // a route's bottleneck may be stale
   std::vector<Resource> resources_;
   std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
   std::vector<int64_t> link_latency_;                 // ns, by edge number
