@@ -16,9 +16,9 @@
 // ("loose": capacity > (1 + 1e-6) x the sum of their bottlenecks) can never
 // be saturated, so it neither joins groups nor enters the filling; this
 // changes no rate, to the bit (tests/network_test.cc compares the two).
-// Finish times are kept in an ordered index, and the network holds at most one event in the
-// simulator: its next completion (a binary heap of finish times with lazy
-// deletion behind it). Alone on its route, a flow finishes at
+// Finish times are kept in an ordered index, and the network holds at most
+// one event in the simulator: its next completion (a binary heap of finish
+// times with lazy deletion behind it). Alone on its route, a flow finishes at
 // start + latency + bytes / bottleneck capacity (SimGrid's convention),
 // rounded to the nanosecond.
 //
