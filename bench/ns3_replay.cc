@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
     std::cerr << "ns3_replay: " << e.what() << "\n";
     return 2;
   }
+  if (in.transfers.size() > 50000) {  // one TCP port each
+    std::cerr << "ns3_replay: " << file << ": /transfers: expected at most 50000 transfers, got " << in.transfers.size()
+              << "\n";
+    return 2;
+  }
   const gossipsim::Graph& g = in.topology.graph;
 
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
@@ -133,7 +138,7 @@ int main(int argc, char** argv) {
     const gossipsim::ReplayTransfer& x = in.transfers[i];
     progress[i].bytes = x.bytes;
     if (x.control || x.bytes == 0) continue;
-    const uint16_t port = static_cast<uint16_t>(10000 + i % 50000);
+    const uint16_t port = static_cast<uint16_t>(10000 + i);
     PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
     ApplicationContainer s = sink.Install(hosts.Get(x.dst));
     s.Start(Seconds(0));

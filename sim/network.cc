@@ -347,7 +347,7 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
   for (size_t i = 0; i < touched.size(); ++i) {
     const Resource& from = resources_[touched[i]];
     if (!follow_all && !from.split && loose(from)) continue;
-    for (uint32_t s : resources_[touched[i]].flows) {
+    for (uint32_t s : from.flows) {
       Flow& f = flows_[s];
       if (f.stamp == stamp) continue;
       f.stamp = stamp;
@@ -432,7 +432,7 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
       std::push_heap(heap.begin(), heap.end(), std::greater<Share>{});
       continue;
     }
-    if (loose(res)) ++loose_saturations_;  // only reachable with set_skip_loose(false)
+    if (!skip_loose_ && loose(res)) ++loose_saturations_;  // the check of set_skip_loose(false)
     for (uint32_t s : res.flows)
       if (!flows_[s].fixed) fix(s, flows_[s].weight * level);
   }
