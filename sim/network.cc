@@ -400,9 +400,10 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
       f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
       f.updated = now;
       f.rate = rate;
-      if (rate > 0) {
-        set_finish(s, now + std::llround(f.remaining * 1e9 / rate));
-      } else {  // stalled on a resource of capacity 0: no finish until it comes back
+      const double left_ns = rate > 0 ? f.remaining * 1e9 / rate : 0;
+      if (rate > 0 && left_ns <= kMaxVirtualSeconds * 1e9) {
+        set_finish(s, now + std::llround(left_ns));
+      } else {  // stalled (a resource of capacity 0), or too slow to end in any run: no finish until its rate rises
         f.finish = -1;
         ++f.version;
       }

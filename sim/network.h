@@ -20,7 +20,9 @@
 // one event in the simulator: its next completion (a binary heap of finish
 // times with lazy deletion behind it). Alone on its route, a flow finishes at
 // start + latency + bytes / bottleneck capacity (SimGrid's convention),
-// rounded to the nanosecond.
+// rounded to the nanosecond. A flow too slow to end within the longest run
+// (1e9 virtual seconds at its current rate) has no finish time until its
+// rate rises, as one stalled at capacity 0.
 //
 // Control messages cost their route's latency only.
 //

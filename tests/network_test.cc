@@ -394,6 +394,28 @@ TEST(Network, LeavingLooseResourcesOutChangesNoFinishTime) {
     }
 }
 
+// A rate so small that a flow could not end within any run (a link of
+// 1e-290 B/s; tcp's bandwidth factor at 1e-300 gives the like) leaves it
+// without a finish, instead of a finish time that overflows the clock and
+// ends it at the next completion; a flow elsewhere still ends on time.
+TEST(Network, AFlowTooSlowToEverEndHasNoFinish) {
+  Net n;
+  Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6), c = n.node(1e6, 1e6), d = n.node(1e6, 1e6);
+  n.link(a, b, 1e-290, Time::zero());
+  n.link(c, d, 1e7, Time::zero());
+  Simulator sim;
+  Network net(sim, n.t);
+  bool slow_ended = false;
+  Time fast_end;
+  net.start_flow(0, 1, bytes(320808), [&](const FlowRecord&) { slow_ended = true; });
+  net.start_flow(2, 3, bytes(1'000'000), [&](const FlowRecord& f) { fast_end = f.finish; });
+  sim.run();
+  EXPECT_EQ(fast_end, seconds(1));
+  EXPECT_FALSE(slow_ended);
+  EXPECT_EQ(net.active_flows(), 1u);
+  EXPECT_DOUBLE_EQ(net.rate(1).bytes_per_second(), 1e-290);
+}
+
 // By hand: two flows a->b and c->d share a 10 MB/s link; their access links
 // are 1 MB/s, so the link is loose (2 MB/s of bottlenecks) and a change to
 // one pair re-solves that pair alone. Ten more flows c->d make the link
