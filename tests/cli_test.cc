@@ -224,9 +224,10 @@ std::string fnv1a64(const std::string& bytes) {
 // The network and the runner must keep results to the nanosecond unless a
 // change means to move them: the quickstart (every method, both flow
 // models), the bench scenarios (one geo group of hundreds of flows; 1,000
-// nodes) and a changing WAN are rerun and every transfers.csv compared
-// with digests written by an earlier binary (the file says which).
-TEST(Cli, TransfersMatchTheCommittedDigests) {
+// nodes), a changing WAN and churn (crashes, leaves, nodes that start down,
+// every method) are rerun and every CSV a method writes is compared with
+// digests written by an earlier binary (the file says which).
+TEST(Cli, OutputsMatchTheCommittedDigests) {
   const fs::path src = GOSSIPSIM_SOURCE_DIR, file = src / "tests/golden/transfers-digests.json";
   nlohmann::json golden = JsonReader::parse_file(file.string());
   const bool update = std::getenv("GOSSIPSIM_UPDATE_GOLDEN") != nullptr;
@@ -241,13 +242,15 @@ TEST(Cli, TransfersMatchTheCommittedDigests) {
                              &r.out);
     ASSERT_EQ(r.code, 0) << name << ": " << r.out;
     nlohmann::json produced = nlohmann::json::object();
-    for (const auto& e : fs::directory_iterator(out))
-      if (fs::exists(e.path() / "transfers.csv")) {
-        std::ifstream in(e.path() / "transfers.csv", std::ios::binary);
-        produced[e.path().filename().string()] = fnv1a64(std::string(std::istreambuf_iterator<char>(in), {}));
+    for (const auto& e : fs::directory_iterator(out)) {
+      if (!fs::exists(e.path() / "transfers.csv")) continue;
+      for (const char* csv : {"transfers.csv", "metrics.csv", "nodes.csv", "events.csv", "comm_matrix.csv"}) {
+        std::ifstream in(e.path() / csv, std::ios::binary);
+        produced[e.path().filename().string()][csv] = fnv1a64(std::string(std::istreambuf_iterator<char>(in), {}));
       }
-    if (update) c["transfers"] = produced;
-    EXPECT_EQ(produced, c["transfers"]) << name;
+    }
+    if (update) c["files"] = produced;
+    EXPECT_EQ(produced, c["files"]) << name;
     fs::remove_all(out);
   }
   if (update) std::ofstream(file) << golden.dump(1) << "\n";
