@@ -9,7 +9,7 @@
 namespace gossipsim {
 
 Cluster::Cluster(const MethodContext& ctx, int nodes)
-    : ctx_(ctx), sum_weights_(ctx.options.merge == "gosgd"), jitter_(ctx.scenario.compute.jitter) {
+    : ctx_(ctx), sum_weights_(ctx.options.merge == MergeRule::kSumWeights), jitter_(ctx.scenario.compute.jitter) {
   const Streams streams(ctx.scenario.seed);
   nodes_.resize(nodes);
   for (NodeId n = 0; n < nodes; ++n) {
@@ -64,12 +64,13 @@ NodeId Cluster::random_peer(NodeId n) {
   return p[uniform_index(nodes_[n].choice_rng, p.size())];
 }
 
-NodeId Cluster::up_peer(NodeId n) {
+std::optional<NodeId> Cluster::up_peer(NodeId n) {
   if (up_nodes_.size() == nodes_.size()) return random_peer(n);
   std::vector<NodeId> up;
   for (NodeId p : peers(n))
     if (nodes_[p].up) up.push_back(p);
-  return up.empty() ? -1 : up[uniform_index(nodes_[n].choice_rng, up.size())];
+  if (up.empty()) return std::nullopt;
+  return up[uniform_index(nodes_[n].choice_rng, up.size())];
 }
 
 void Cluster::abandon_iteration(NodeId n) {
@@ -131,12 +132,12 @@ void Cluster::come_up(NodeId n, const std::string& model) {
 }
 
 void Cluster::cut_where(const std::function<bool(const FlowRecord&)>& which,
-                        std::function<std::string(const FlowRecord&)> reason) {
+                        const std::function<std::string(const FlowRecord&)>& reason) {
   auto cut = ctx_.net.cancel_flows([&](const FlowRecord& f) { return !f.background && which(f); });
-  cut_reason_ = std::move(reason);
-  for (auto& [record, done] : cut)
+  for (auto& [record, done] : cut) {
+    record.lost_reason = reason(record);
     if (done) done(record);
-  cut_reason_ = nullptr;
+  }
 }
 
 void Cluster::cut(const std::vector<FlowId>& flows, const std::string& reason) {
@@ -178,7 +179,7 @@ size_t Cluster::begin_transfer(NodeId src, NodeId dst, Bytes size) {
 
 void Cluster::end_transfer(const FlowRecord& f, size_t row) {
   if (f.lost) {
-    lose(row, f.finish, cut_reason_ ? cut_reason_(f) : "cut");
+    lose(row, f.finish, f.lost_reason.empty() ? "cut" : f.lost_reason);
     comm_change(f.src, -1, 0);
     comm_change(f.dst, 0, -1);
     return;
@@ -192,38 +193,38 @@ void Cluster::end_transfer(const FlowRecord& f, size_t row) {
   ++nodes_[f.dst].received;
 }
 
-FlowId Cluster::send(NodeId src, NodeId dst, Sent sent) { return send_model(src, dst, {}, std::move(sent)); }
-
-FlowId Cluster::send_held(NodeId src, NodeId dst, Arrived arrived, Sent sent) {
-  return send_model(src, dst, std::move(arrived), std::move(sent));
-}
-
-FlowId Cluster::send_model(NodeId src, NodeId dst, Arrived arrived, Sent sent) {
+FlowId Cluster::send(NodeId src, NodeId dst, Ends ends) {
   double weight = 1;
   if (sum_weights_) weight = (nodes_[src].weight /= 2);
   const Bytes size = ctx_.learner.model_bytes();
   Pending p{ctx_.learner.snapshot(src), weight, begin_transfer(src, dst, size)};
   ctx_.recorder.transfers[p.row].weight = weight;
-  return ctx_.net.start_flow(src, dst, size, [this, p, arrived = std::move(arrived), sent = std::move(sent)](const FlowRecord& f) {
+  const bool holds = static_cast<bool>(ends.hold);
+  auto hold = owned_by(dst, std::move(ends.hold));
+  auto received = owned_by(dst, std::move(ends.received));
+  auto sent = owned_by(src, std::move(ends.sent));
+  return ctx_.net.start_flow(src, dst, size, [this, p, hold = std::move(hold), received = std::move(received),
+                                              sent = std::move(sent), ended = std::move(ends.ended),
+                                              holds](const FlowRecord& f) {
     end_transfer(f, p.row);
-    if (f.lost) {
-      if (sent) sent(f);
-      return;
+    if (!f.lost) {
+      ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
+      ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
+      ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
+      if (holds) hold(Held{p.model, p.row, f.src, p.weight});
+      else deliver(f.dst, p);
     }
-    ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
-    ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
-    ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
-    if (arrived) arrived(Held{p.model, p.row, f.src, p.weight});
-    else deliver(f.dst, p);
-    if (sent) sent(f);
+    received(f);
+    sent(f);
+    if (ended) ended(f);
   });
 }
 
-FlowId Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent) {
+FlowId Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Ended sent) {
   const size_t row = begin_transfer(src, dst, size);
-  return ctx_.net.start_flow(src, dst, size, [this, row, sent = std::move(sent)](const FlowRecord& f) {
+  return ctx_.net.start_flow(src, dst, size, [this, row, sent = owned_by(src, std::move(sent))](const FlowRecord& f) {
     end_transfer(f, row);
-    if (sent) sent(f);
+    sent(f);
   });
 }
 

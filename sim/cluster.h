@@ -21,15 +21,23 @@
 // or to it and drops the models in its inbox: those transfers are lost and
 // never merged. A leave is graceful: its outgoing transfers in flight still
 // arrive and its inbox is merged; transfers to it are cut. Every lost
-// transfer is an events.csv row with its reason, and its continuation runs
-// with FlowRecord::lost set. A node that joins takes the model its churn
-// entry names. Nodes learn of a peer's crash, leave or join at once (a
-// perfect failure detector): up_peer() draws among the peers that are up.
-// life(n) counts node n's downs, so that a continuation of an earlier life
-// can tell it is stale.
+// transfer is an events.csv row with the reason its flow was cut with. A
+// node that joins takes the model its churn entry names. Nodes learn of a
+// peer's crash, leave or join at once (a perfect failure detector):
+// up_peer() draws among the peers that are up.
+//
+// Continuations belong to a node, and the cluster cancels them when their
+// node goes down, so that a method never hears, in a later life of a node,
+// of something from an earlier one: iterate()'s `then` is n's (its event is
+// cancelled); a transfer's `sent` is the sender's, its `hold` and
+// `received` are the receiver's (each is dropped if its node has gone down
+// since the transfer started). Cancellation is lazy, as the simulator's: a
+// continuation remembers the life of its node when it was made, and
+// go_down() starts a new life, which cancels them all at once.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sim/learner.h"
@@ -51,7 +59,31 @@ struct MethodContext {
 
 class Cluster {
  public:
-  using Sent = std::function<void(const FlowRecord&)>;
+  using Ended = std::function<void(const FlowRecord&)>;
+  // A model handed to the method on arrival instead of merged (dpsgd mixes
+  // several at once, at a time of its choosing). merge_held merges it, now,
+  // into a node that is not computing; one never merged stays unmerged.
+  struct Held {
+    SnapshotPtr model;
+    size_t row;  // in recorder.transfers
+    NodeId src;
+    double weight;  // the sum-weight it carries (1 under plain averaging)
+  };
+  using Arrived = std::function<void(const Held&)>;
+  // What a transfer does when it ends, in this order: on arrival the model
+  // is merged by the rule (or handed to `hold`), then `received` and `sent`
+  // run, arrived or lost (FlowRecord::lost). `hold` and `received` belong
+  // to the receiver, `sent` to the sender: each is dropped if its node has
+  // gone down since the transfer started. `ended` belongs to neither: the
+  // bookkeeping of state both ends share (a reservation on gossip-
+  // scheduled's board), which must settle whatever became of the nodes; it
+  // never resumes a node.
+  struct Ends {
+    Arrived hold;
+    Ended received;
+    Ended sent;
+    Ended ended;
+  };
 
   Cluster(const MethodContext& ctx, int nodes);
 
@@ -67,32 +99,21 @@ class Cluster {
   int64_t iterations(NodeId n) const { return nodes_[n].iterations; }
   int64_t total_iterations() const { return total_iterations_; }
 
-  FlowId send(NodeId src, NodeId dst, Sent sent = {});
-  // A model handed to the method on arrival instead of merged (dpsgd mixes
-  // several at once, at a time of its choosing). merge_held merges it, now,
-  // into a node that is not computing; one never merged stays unmerged.
-  struct Held {
-    SnapshotPtr model;
-    size_t row;  // in recorder.transfers
-    NodeId src;
-    double weight;  // the sum-weight it carries (1 under plain averaging)
-  };
-  using Arrived = std::function<void(const Held&)>;
-  // `sent`, if any, runs when the transfer ends, arrived or lost.
-  FlowId send_held(NodeId src, NodeId dst, Arrived arrived, Sent sent = {});
+  // Sends a snapshot of src's model to dst.
+  FlowId send(NodeId src, NodeId dst, Ends ends = {});
+  FlowId send(NodeId src, NodeId dst, Ended sent) { return send(src, dst, Ends{{}, {}, std::move(sent), {}}); }
   void merge_held(NodeId dst, const Held& h, double w_self, double w_other);
   // ... or by the merge rule, as a delivered model would be.
   void merge_held(NodeId dst, const Held& h);
   // Records a flow that carries no model (all-reduce chunks): counted in bytes
-  // and transfers, never merged.
-  FlowId send_bytes(NodeId src, NodeId dst, Bytes size, Sent sent);
+  // and transfers, never merged. `sent` is the sender's.
+  FlowId send_bytes(NodeId src, NodeId dst, Bytes size, Ended sent);
   // Cuts transfers in flight (all-reduce abandoning a step): each is lost
-  // with `reason` and its continuation runs with FlowRecord::lost set.
+  // with `reason` and its continuations run with FlowRecord::lost set.
   void cut(const std::vector<FlowId>& flows, const std::string& reason);
 
   // Churn.
   bool up(NodeId n) const { return nodes_[n].up; }
-  uint64_t life(NodeId n) const { return nodes_[n].life; }
   const std::vector<NodeId>& up_nodes() const { return up_nodes_; }
   void go_down(NodeId n, bool crash);
   // model: "average" (the mean of the nodes up now; its own when none is),
@@ -109,9 +130,9 @@ class Cluster {
 
   const std::vector<NodeId>& peers(NodeId n) const;
   NodeId random_peer(NodeId n);
-  // A random neighbour that is up; -1 when none is. With every peer up it
-  // draws exactly as random_peer does.
-  NodeId up_peer(NodeId n);
+  // A random neighbour that is up; none when no neighbour is. With every
+  // peer up it draws exactly as random_peer does.
+  std::optional<NodeId> up_peer(NodeId n);
   Rng& rng(NodeId n) { return nodes_[n].choice_rng; }
 
   int64_t bytes_sent() const { return bytes_sent_; }
@@ -140,7 +161,7 @@ class Cluster {
     Time comm_since, comm_total, compute_total;
     int64_t iterations = 0, sent = 0, received = 0;
     bool up = true;
-    uint64_t life = 0;
+    uint64_t life = 0;  // downs so far: a continuation made in another life is cancelled
     EventHandle iteration;
     Time down_since, down_total;
   };
@@ -148,21 +169,28 @@ class Cluster {
   size_t begin_transfer(NodeId src, NodeId dst, Bytes size);  // its row in recorder.transfers
   void end_transfer(const FlowRecord& f, size_t row);  // also when lost
   void lose(size_t row, Time when, const std::string& reason);
-  void cut_where(const std::function<bool(const FlowRecord&)>& which, std::function<std::string(const FlowRecord&)> reason);
+  void cut_where(const std::function<bool(const FlowRecord&)>& which,
+                 const std::function<std::string(const FlowRecord&)>& reason);
+  // `fn`, cancelled if node n goes down before it runs.
+  template <class F>
+  auto owned_by(NodeId n, F fn) {
+    return [this, n, life = nodes_[n].life, fn = std::move(fn)](const auto& arg) {
+      if (fn && nodes_[n].life == life) fn(arg);
+    };
+  }
   void membership_changed();
   void deliver(NodeId dst, Pending p);
   void merge(NodeId dst, const Pending& p);
   void merged(NodeId dst, size_t transfer);  // counts and records a merge
-  FlowId send_model(NodeId src, NodeId dst, Arrived arrived, Sent sent);
+
   void comm_change(NodeId n, int delta_out, int delta_in);
 
   MethodContext ctx_;
   std::vector<Node> nodes_;
-  bool sum_weights_;  // gosgd, sgp, osgp and merge "gosgd": sum-weights (push-sum)
+  bool sum_weights_;  // MergeRule::kSumWeights (gosgd, push-sum)
   double jitter_;
   int64_t total_iterations_ = 0, bytes_sent_ = 0, transfers_done_ = 0, merges_ = 0, transfers_lost_ = 0;
   std::vector<NodeId> up_nodes_;
-  std::function<std::string(const FlowRecord&)> cut_reason_;  // while cutting
 };
 
 }  // namespace gossipsim

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +53,7 @@ struct FlowRecord {
   Time start, drain_start, finish;
   bool background = false;  // cross-traffic (sim/wan.h), not a transfer of the training
   bool lost = false;        // cut by cancel_flows before it finished; finish is when
+  std::string lost_reason;  // why, as the one who cut it says (events.csv)
 };
 
 struct Route {

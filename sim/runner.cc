@@ -18,7 +18,7 @@
 namespace gossipsim {
 
 int learner_nodes(const Scenario& sc, const MethodOptions& method) {
-  return method.name == "single" ? 1 : sc.topology.node_count();
+  return method.type->trains_alone ? 1 : sc.topology.node_count();
 }
 
 namespace {
@@ -112,7 +112,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
   Cluster cluster(ctx, learner.node_count());
   auto protocol = make_method(cluster);
   // Regions as groups, for the region matrix and the consensus split.
-  if (method.name != "single") {
+  if (!method.type->trains_alone) {
     std::map<std::string, int> ids;
     for (NodeId n = 0; n < sc.topology.node_count(); ++n) {
       const std::string& region = sc.topology.graph[sc.topology.nodes[n]].region;
@@ -175,7 +175,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
     row.transfers = cluster.transfers_done();
     row.merges = cluster.merges();
     run.recorder.metrics.push_back(row);
-    pending.push_back(learner.evaluate_async(sc.eval.per_node && method.name != "single"));
+    pending.push_back(learner.evaluate_async(sc.eval.per_node && !method.type->trains_alone));
     const size_t rows = pending.size();
     collect(sc.stop.target_accuracy > 0 ? rows : rows - std::min(rows, kRunAhead));
   };
@@ -193,8 +193,8 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
                   },
                   sc.seed);
   wan.start();
-  // Churn is the topology's nodes'; `single` trains one model and has none.
-  if (method.name != "single") {
+  // Churn is the topology's nodes'; a method that trains alone has none.
+  if (!method.type->trains_alone) {
     for (NodeId n : sc.churn.start_down) cluster.start_down(n);
     for (const ChurnEvent& e : sc.churn.events)
       sim.schedule_at(e.at, [&, e] {
@@ -343,7 +343,7 @@ MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& r
       {"cross_traffic_bytes", wan.cross_bytes_finished()},
       {"merges", cluster.merges()},
       {"staleness", staleness(run.recorder.transfers)},
-      {"starved_cuts", method.name == "single"
+      {"starved_cuts", method.type->trains_alone
                            ? nlohmann::json::array()
                            : starved_cuts(run.recorder, learner.node_count(), sim.now(),
                                           sc.eval.starved_s > 0 ? seconds(sc.eval.starved_s)

@@ -1,6 +1,7 @@
 #include "sim/scenario.h"
 
 #include "sim/base/safe_name.h"
+#include "sim/methods/registry.h"
 
 #include <fmt/format.h>
 
@@ -133,43 +134,26 @@ WorkloadSpec parse_workload(const JsonReader& r) {
 
 MethodOptions parse_method(const JsonReader& r) {
   MethodOptions m;
-  if (r.value().is_string()) {
-    m.name = r.as_string();
-    one_of(r, "", m.name, method_names());
-  } else {
-    r.expect_object();
-    m.name = r.string("name");
-    one_of(r, "name", m.name, method_names());
+  const bool bare = r.value().is_string();
+  if (!bare) r.expect_object();
+  m.name = bare ? r.as_string() : r.string("name");
+  m.type = find_method_type(m.name);
+  if (!m.type) {
+    if (bare) r.fail(JsonReader::one_of(method_names()));
+    r.fail("name", JsonReader::one_of(method_names()));
+  }
+  if (m.type->merge == MethodType::Merge::kFixed) m.merge = m.type->merge_rule;
+  if (!bare) {
     m.label = r.string("label", "");
     if (r.has("label")) r.require(is_safe_name(m.label), "label", kSafeNameRule);
     const int64_t steps = r.integer("local_steps", 1);
     r.require(steps >= 1 && steps <= 1000000, "local_steps", "an integer in [1, 1000000]");
     m.local_steps = static_cast<int>(steps);
-    if (m.name == "gosgd") {
-      m.push_probability = r.number("push_probability", m.push_probability);
-      r.require(m.push_probability > 0 && m.push_probability <= 1, "push_probability", "a probability in (0, 1]");
-    } else if (m.name == "osgp") {
-      const int64_t tau = r.integer("tau", m.tau);
-      r.require(tau >= 1 && tau <= 1000, "tau", "an integer in [1, 1000]");
-      m.tau = static_cast<int>(tau);
-    } else if (m.name == "sgp" || m.name == "adpsgd") {
-      // Their merge rule is theirs (push-sum; pairwise averages): no "merge".
-    } else {
-      m.merge = choice(r, "merge", {"average", "gosgd"});
-    }
-    if (m.name == "gossip-scheduled") {
-      m.selection = choice(r, "selection", {"min-finish", "random-enabled", "weighted"});
-      m.info = choice(r, "info", {"oracle", "gossiped"});
-      m.reservation = choice(r, "reservation", {"direction", "node"});
-      m.exchange = choice(r, "exchange", {"push", "push-pull"});
-      m.ewma = r.number("ewma", m.ewma);
-      r.require(m.ewma > 0 && m.ewma <= 1, "ewma", "a number in (0, 1]");
-    }
+    if (m.type->merge == MethodType::Merge::kOption) m.merge = r.choice("merge", merge_rule_names());
+    if (m.type->read_options) m.type->read_options(r, m);
     r.done();
   }
   if (m.label.empty()) m.label = m.name;
-  // Sum-weights: GoSGD's and push-sum's rule (sim/cluster.h reads only this).
-  if (m.name == "gosgd" || m.name == "sgp" || m.name == "osgp") m.merge = "gosgd";
   return m;
 }
 
@@ -233,7 +217,7 @@ double estimate_memory(const Scenario& sc, int64_t model_bytes, int64_t data_byt
   // unknown in advance, so only the evaluations count here.
   if (sc.stop.virtual_s > 0) bytes += 200.0 * sc.stop.virtual_s / sc.eval.every_s * sc.methods.size();
   const bool gossiped = std::any_of(sc.methods.begin(), sc.methods.end(),
-                                    [](const MethodOptions& m) { return m.info == "gossiped"; });
+                                    [](const MethodOptions& m) { return m.info == Info::kGossiped; });
   if (gossiped) bytes += 24.0 * n * n;  // each node's view of every node's free times
   // Parameters and momentum per node, plus a model per worker and evaluation copies.
   bytes += static_cast<double>(model_bytes) * (2.0 * n + 4.0 * sc.workload.workers);
@@ -286,12 +270,6 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
   }
   r.done();
   return n;
-}
-
-const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd",
-                                                 "adpsgd", "sgp", "osgp", "allreduce", "single"};
-  return names;
 }
 
 void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file) {
@@ -356,8 +334,9 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   r.done();
   if (sc.topology.node_count() < 2)
     for (size_t i = 0; i < sc.methods.size(); ++i)
-      if (sc.methods[i].name != "single")
-        r.fail("topology", fmt::format("at least 2 compute nodes for method {} (only `single` trains alone)",
+      if (!sc.methods[i].type->trains_alone)
+        r.fail("topology", fmt::format("at least 2 compute nodes for method {} (only a method that trains alone, "
+                                       "such as `single`, runs on one)",
                                        sc.methods[i].label));
   check_memory(sc);
   return sc;

@@ -12,6 +12,7 @@
 #include "sim/base/distribution.h"
 #include "sim/base/units.h"
 #include "sim/flow_model.h"
+#include "sim/method_options.h"
 #include "sim/wan.h"
 #include "sim/workload.h"
 #include "topologies/builder.h"
@@ -53,21 +54,8 @@ struct ComputeOptions {
   std::vector<WanProfile> profiles;
 };
 
-// One entry of /methods: a method name or an object with the name and options.
-struct MethodOptions {
-  std::string name;   // gossip | gossip-overlap | gossip-scheduled | gosgd | dpsgd | adpsgd | sgp | osgp | allreduce | single
-  std::string label;  // unique name of this entry in results; default: name
-  int local_steps = 1;             // decentralized methods: iterations between sends (or rounds), >= 1
-  std::string merge = "average";   // gossip methods: average | gosgd (sum-weights); gosgd, sgp, osgp: always gosgd
-  double push_probability = 0.1;   // gosgd only: chance of a push after each iteration, (0, 1]
-  int tau = 1;                     // osgp only: delay bound in rounds, [1, 1000]
-  // gossip-scheduled only:
-  std::string selection = "min-finish";  // min-finish | random-enabled | weighted
-  std::string info = "oracle";           // oracle | gossiped
-  std::string reservation = "direction"; // direction | node
-  std::string exchange = "push";         // push | push-pull
-  double ewma = 0.5;  // weight of a new observation in est(i, j), (0, 1]
-};
+// One entry of /methods: sim/method_options.h, read through the method's
+// row in sim/methods/registry.h.
 
 // /stop: the first condition met ends a method's run. At least one of
 // virtual_s and epochs is required.
@@ -142,7 +130,5 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 // profiles). Profiles are read against the built topology by parse_scenario.
 NetworkOptions parse_network(const JsonReader& r, bool allow_profiles = false);
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});
-
-const std::vector<std::string>& method_names();
 
 }  // namespace gossipsim

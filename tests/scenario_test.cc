@@ -162,8 +162,8 @@ TEST(Scenario, ReadsEveryOption) {
   EXPECT_EQ(sc.topology.node_count(), 4);
   EXPECT_EQ(sc.compute.jitter, 0.1);
   ASSERT_EQ(sc.methods.size(), 2u);
-  EXPECT_EQ(sc.methods[1].selection, "weighted");
-  EXPECT_EQ(sc.methods[1].info, "gossiped");
+  EXPECT_EQ(sc.methods[1].selection, Selection::kWeighted);
+  EXPECT_EQ(sc.methods[1].info, Info::kGossiped);
   EXPECT_EQ(sc.methods[0].label, "gossip");
 }
 

@@ -20,6 +20,10 @@ std::string escape_pointer(const std::string& key) {
 }
 }  // namespace
 
+std::string JsonReader::one_of(const std::vector<std::string>& names) {
+  return fmt::format("one of {}", fmt::join(names, ", "));
+}
+
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string path)
     : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/enum_names.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -51,6 +52,17 @@ class JsonReader {
   std::string string(const std::string& key, const std::string& fallback) const;
   bool boolean(const std::string& key, bool fallback) const;
   std::vector<double> numbers(const std::string& key) const;
+  // A string naming one of `names`, as its enum value; the first entry is
+  // the default when the key is absent. Anything else fails with the list.
+  template <class E>
+  E choice(const std::string& key, const EnumNames<E>& names) const {
+    const std::string v = string(key, names.front().first);
+    for (const auto& [name, value] : names)
+      if (name == v) return value;
+    fail(key, one_of(names_of(names)));
+  }
+  // "one of a, b, c": how every list of choices is written in errors.
+  static std::string one_of(const std::vector<std::string>& names);
 
   // This value itself, with a type check.
   double as_number() const;

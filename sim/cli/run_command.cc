@@ -29,6 +29,7 @@
 #include "sim/checkpoint.h"
 #include "sim/cli/commands.h"
 #include "sim/dataset_info.h"
+#include "sim/methods/registry.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
 #ifdef GOSSIPSIM_WITH_TORCH
@@ -249,7 +250,7 @@ int run_command(const RunCommand& cmd_in) {
       continue;
     }
     auto learner = factory->make(learner_nodes(sc, m));
-    if (!summary.contains("label_histogram") && m.name != "single")
+    if (!summary.contains("label_histogram") && !m.type->trains_alone)
       summary["label_histogram"] = histogram_json(learner->label_histogram());
     header["summary"] = summary;
     opts.resume = resume_state && resume_state->label == m.label ? &*resume_state : nullptr;

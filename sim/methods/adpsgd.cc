@@ -27,7 +27,7 @@
 //
 // Churn: requests and replies to or from a node that goes down are lost
 // (sim/cluster.h) and release the pair; a request whose sender has gone down
-// since is not served.
+// since (its request is no longer the one it waits for) is not served.
 #include <deque>
 #include <queue>
 
@@ -43,10 +43,10 @@ class AdPsgd : public NodeLoops {
 
   void on_down(NodeId n) override {
     Node& node = nodes_[n];
+    for (const Request& r : node.requests)
+      if (current(r)) nodes_[r.from].averaging = false;
     node.averaging = false;
     node.serving = false;
-    for (const Request& r : node.requests)
-      if (c_.life(r.from) == r.life) nodes_[r.from].averaging = false;
     node.requests.clear();
   }
 
@@ -54,16 +54,22 @@ class AdPsgd : public NodeLoops {
   struct Request {
     Cluster::Held model;
     NodeId from;
-    uint64_t life;  // the requester's, when it asked
+    uint64_t number;  // the requester's count of its requests, when it asked
   };
   struct Node {
     bool active = false;
     std::vector<NodeId> partners;  // neighbours of the other colour
     int since = 0;                 // iterations since its last request (active)
     bool averaging = false;        // active: a request of its own is in progress
+    uint64_t requests_made = 0;    // active: the last one is the one in progress while averaging
     bool serving = false;          // passive: a reply is in flight
     std::deque<Request> requests;  // passive: waiting to be served
   };
+
+  // Whether its requester is up and still waits for this request.
+  bool current(const Request& r) const {
+    return c_.up(r.from) && nodes_[r.from].averaging && nodes_[r.from].requests_made == r.number;
+  }
 
   void colour() {
     std::vector<int> colour(c_.size(), -1);
@@ -114,16 +120,16 @@ class AdPsgd : public NodeLoops {
     const NodeId j = up[uniform_index(c_.rng(i), up.size())];
     nodes_[i].averaging = true;
     nodes_[i].since = 0;
-    const uint64_t life = c_.life(i);
-    c_.send_held(
-        i, j,
-        [this, i, j, life](const Cluster::Held& h) {
-          nodes_[j].requests.push_back({h, i, life});
-          if (!c_.computing(j)) serve(j);
-        },
-        [this, i, life](const FlowRecord& f) {
-          if (f.lost && c_.life(i) == life) nodes_[i].averaging = false;
-        });
+    const uint64_t number = ++nodes_[i].requests_made;
+    Cluster::Ends ends;
+    ends.hold = [this, i, j, number](const Cluster::Held& h) {
+      nodes_[j].requests.push_back({h, i, number});
+      if (!c_.computing(j)) serve(j);
+    };
+    ends.sent = [this, i](const FlowRecord& f) {
+      if (f.lost) nodes_[i].averaging = false;
+    };
+    c_.send(i, j, std::move(ends));
   }
 
   void serve(NodeId j) {
@@ -131,15 +137,15 @@ class AdPsgd : public NodeLoops {
     while (!node.serving && !node.requests.empty()) {
       const Request r = node.requests.front();
       node.requests.pop_front();
-      if (!c_.up(r.from) || c_.life(r.from) != r.life) continue;
+      if (!current(r)) continue;
       node.serving = true;
-      const uint64_t life = c_.life(j);
-      c_.send(j, r.from, [this, i = r.from, i_life = r.life, j, life](const FlowRecord&) {
-        if (c_.life(i) == i_life) nodes_[i].averaging = false;
-        if (c_.life(j) != life) return;
+      Cluster::Ends ends;
+      ends.received = [this, i = r.from](const FlowRecord&) { nodes_[i].averaging = false; };
+      ends.sent = [this, j](const FlowRecord&) {
         nodes_[j].serving = false;
-        if (c_.up(j) && !c_.computing(j)) serve(j);
-      });
+        if (!c_.computing(j)) serve(j);
+      };
+      c_.send(j, r.from, std::move(ends));
       c_.merge_held(j, r.model, 1, 1);
     }
   }
@@ -150,6 +156,13 @@ class AdPsgd : public NodeLoops {
 
 }  // namespace
 
-std::unique_ptr<Method> make_adpsgd(Cluster& cluster) { return std::make_unique<AdPsgd>(cluster); }
+MethodType adpsgd_type() {
+  MethodType t;
+  t.name = "adpsgd";
+  t.summary = "AD-PSGD (Lian et al. 2018): atomic pairwise averaging between active and passive nodes";
+  t.merge = MethodType::Merge::kOwn;
+  t.make = [](Cluster& c) { return std::make_unique<AdPsgd>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

@@ -14,7 +14,8 @@
 // applied their own gradients (so they agree again, as an elastic framework
 // re-synchronises on a reset), and a new step starts at once without it. A
 // node that joins waits for the next step; with no node up, the method waits
-// for a join.
+// for a join. Nothing of an abandoned step can come back: its iterations are
+// cancelled and its chunks cut (a lost chunk does nothing).
 #include <algorithm>
 
 #include "sim/methods/method.h"
@@ -31,7 +32,6 @@ class AllReduce : public Method {
 
   void on_down(NodeId n) override {
     if (idle_ || std::find(ring_.begin(), ring_.end(), n) == ring_.end()) return;
-    ++round_;  // every continuation of the abandoned step is stale
     for (NodeId m : ring_) c_.abandon_iteration(m);
     c_.cut(flows_, "all-reduce step abandoned");
     if (reduced_) c_.ctx().learner.average(c_.up_nodes());
@@ -44,7 +44,6 @@ class AllReduce : public Method {
 
  private:
   void step() {
-    ++round_;
     ring_ = c_.up_nodes();
     idle_ = ring_.empty();
     reduced_ = false;
@@ -54,8 +53,8 @@ class AllReduce : public Method {
     chunk_ = Bytes{(bytes + n - 1) / n};
     waiting_ = static_cast<int>(ring_.size());
     for (NodeId m : ring_)
-      c_.iterate(m, [this, round = round_] {
-        if (round == round_ && --waiting_ == 0) reduce();
+      c_.iterate(m, [this] {
+        if (--waiting_ == 0) reduce();
       }, /*run_kernel=*/false);
   }
 
@@ -72,9 +71,8 @@ class AllReduce : public Method {
     waiting_ = size;
     flows_.clear();
     for (int i = 0; i < size; ++i)
-      flows_.push_back(c_.send_bytes(ring_[i], ring_[(i + 1) % size], chunk_, [this, k, round = round_](const FlowRecord& f) {
-        if (f.lost || round != round_) return;
-        if (--waiting_ == 0) phase(k + 1);
+      flows_.push_back(c_.send_bytes(ring_[i], ring_[(i + 1) % size], chunk_, [this, k](const FlowRecord& f) {
+        if (!f.lost && --waiting_ == 0) phase(k + 1);
       }));
   }
 
@@ -87,13 +85,18 @@ class AllReduce : public Method {
   Bytes chunk_;
   std::vector<NodeId> ring_;     // this step's members, in id order
   std::vector<FlowId> flows_;    // this phase's chunks
-  uint64_t round_ = 0;           // the step continuations belong to
   int waiting_ = 0;
   bool idle_ = false, reduced_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<Method> make_allreduce(Cluster& cluster) { return std::make_unique<AllReduce>(cluster); }
+MethodType allreduce_type() {
+  MethodType t;
+  t.name = "allreduce";
+  t.summary = "synchronous SGD: every step waits for the slowest node, then a ring all-reduce as flows";
+  t.make = [](Cluster& c) { return std::make_unique<AllReduce>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

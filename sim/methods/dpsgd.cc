@@ -61,10 +61,10 @@ class DPsgd : public NodeLoops {
       const int64_t round = node.round;
       for (NodeId j : c_.peers(n))
         if (c_.up(j))
-          c_.send_held(n, j, [this, j, round](const Cluster::Held& h) {
+          c_.send(n, j, Cluster::Ends{[this, j, round](const Cluster::Held& h) {
             if (round >= nodes_[j].round) nodes_[j].held[round][h.src] = h;
             mix_when_ready(j);
-          });
+          }});
       mix_when_ready(n);
     });
   }
@@ -95,6 +95,12 @@ class DPsgd : public NodeLoops {
 
 }  // namespace
 
-std::unique_ptr<Method> make_dpsgd(Cluster& cluster) { return std::make_unique<DPsgd>(cluster); }
+MethodType dpsgd_type() {
+  MethodType t;
+  t.name = "dpsgd";
+  t.summary = "synchronous D-PSGD (Lian et al. 2017): rounds that mix every neighbour's model by Metropolis-Hastings weights";
+  t.make = [](Cluster& c) { return std::make_unique<DPsgd>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

@@ -22,7 +22,7 @@ class GoSgd : public NodeLoops {
   void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (uniform01(c_.rng(n)) < p_)
-        if (const NodeId peer = c_.up_peer(n); peer >= 0) c_.send(n, peer);
+        if (const std::optional<NodeId> peer = c_.up_peer(n)) c_.send(n, *peer);
       compute(n);
     });
   }
@@ -32,6 +32,18 @@ class GoSgd : public NodeLoops {
 
 }  // namespace
 
-std::unique_ptr<Method> make_gosgd(Cluster& cluster) { return std::make_unique<GoSgd>(cluster); }
+MethodType gosgd_type() {
+  MethodType t;
+  t.name = "gosgd";
+  t.summary = "GoSGD (Blot et al. 2016): after each iteration, push with probability p; sum-weights merges";
+  t.merge = MethodType::Merge::kFixed;
+  t.merge_rule = MergeRule::kSumWeights;
+  t.read_options = [](const JsonReader& r, MethodOptions& m) {
+    m.push_probability = r.number("push_probability", m.push_probability);
+    r.require(m.push_probability > 0 && m.push_probability <= 1, "push_probability", "a probability in (0, 1]");
+  };
+  t.make = [](Cluster& c) { return std::make_unique<GoSgd>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

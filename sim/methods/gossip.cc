@@ -17,11 +17,9 @@ class Gossip : public NodeLoops {
   void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (c_.iterations(n) % steps_ != 0) return compute(n);
-      const NodeId peer = c_.up_peer(n);
-      if (peer < 0) return compute(n);
-      c_.send(n, peer, [this, n, life = c_.life(n)](const FlowRecord&) {
-        if (c_.life(n) == life) compute(n);  // else it went down meanwhile
-      });
+      const std::optional<NodeId> peer = c_.up_peer(n);
+      if (!peer) return compute(n);
+      c_.send(n, *peer, [this, n](const FlowRecord&) { compute(n); });
     });
   }
 
@@ -30,6 +28,12 @@ class Gossip : public NodeLoops {
 
 }  // namespace
 
-std::unique_ptr<Method> make_gossip(Cluster& cluster) { return std::make_unique<Gossip>(cluster); }
+MethodType gossip_type() {
+  MethodType t;
+  t.name = "gossip";
+  t.summary = "blocking gossip: local steps, send to a random neighbour, wait for the transfer";
+  t.make = [](Cluster& c) { return std::make_unique<Gossip>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

@@ -18,9 +18,9 @@ class GossipOverlap : public NodeLoops {
   void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
       if (c_.outgoing(n) == 0 && c_.iterations(n) - last_send_[n] >= steps_) {
-        if (const NodeId peer = c_.up_peer(n); peer >= 0) {
+        if (const std::optional<NodeId> peer = c_.up_peer(n)) {
           last_send_[n] = c_.iterations(n);
-          c_.send(n, peer);
+          c_.send(n, *peer);
         }
       }
       compute(n);
@@ -33,6 +33,12 @@ class GossipOverlap : public NodeLoops {
 
 }  // namespace
 
-std::unique_ptr<Method> make_gossip_overlap(Cluster& cluster) { return std::make_unique<GossipOverlap>(cluster); }
+MethodType gossip_overlap_type() {
+  MethodType t;
+  t.name = "gossip-overlap";
+  t.summary = "naive overlap: compute without pause, send to a random neighbour whenever nothing of its own is in flight";
+  t.make = [](Cluster& c) { return std::make_unique<GossipOverlap>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

@@ -19,9 +19,11 @@
 // is still busy when its start comes waits in that node's queue.
 //
 // Churn: the candidates are the neighbours that are up (none: no plan, it
-// tries again after its next iteration). A planned transfer whose sender or
-// receiver is down when its start comes is dropped and its reservations
-// released; a transfer lost in flight releases them at once, and its time
+// tries again after its next iteration). A node that goes down forgets its
+// plan; a planned transfer whose planner has gone down since, or whose
+// receiver is down, when its start comes, is dropped and its reservations
+// released (they are shared state, so they are settled whatever became of
+// the nodes); a transfer lost in flight releases them at once, and its time
 // does not enter est(i, j).
 #include <algorithm>
 #include <cmath>
@@ -108,37 +110,35 @@ class GossipScheduled : public NodeLoops {
   explicit GossipScheduled(Cluster& c)
       : NodeLoops(c),
         opt_(c.ctx().options),
-        board_(c, opt_.info == "gossiped"),
-        node_mode_(opt_.reservation == "node"),
-        push_pull_(opt_.exchange == "push-pull"),
+        board_(c, opt_.info == Info::kGossiped),
+        node_mode_(opt_.reservation == Reservation::kNode),
+        push_pull_(opt_.exchange == Exchange::kPushPull),
         nodes_(c.size()) {
     const Bytes size = c.ctx().learner.model_bytes();
     for (NodeId i = 0; i < c.size(); ++i)
       for (NodeId j : c.peers(i)) nodes_[i].est[j] = c.ctx().net.nominal_time(i, j, size);
   }
 
-  void on_up(NodeId n) override {
-    nodes_[n].planned = false;  // a plan of its earlier life is dropped when its start comes
-    compute(n);
-  }
+  // Its plan, if any, is no longer its own: dropped when its start comes.
+  void on_down(NodeId n) override { nodes_[n].plan.reset(); }
 
  private:
   struct Plan {
+    uint64_t id;
     NodeId peer;
     Time start, finish;
     std::vector<std::pair<NodeId, Side>> sides;  // what it reserves
-    uint64_t life = 0;                           // the planner's, when planned
   };
   struct Node {
-    std::map<NodeId, Time> est;  // by neighbour
-    bool planned = false;        // a transfer of its own is planned or in flight
+    std::map<NodeId, Time> est;   // by neighbour
+    std::optional<uint64_t> plan;  // its transfer planned or in flight
     int64_t last_send = 0;
     std::vector<std::function<void()>> waiting;  // transfers waiting for this node to be free
   };
 
   void compute(NodeId i) {
     c_.iterate(i, [this, i] {
-      if (!nodes_[i].planned && c_.iterations(i) - nodes_[i].last_send >= opt_.local_steps) plan(i);
+      if (!nodes_[i].plan && c_.iterations(i) - nodes_[i].last_send >= opt_.local_steps) plan(i);
       compute(i);
     });
   }
@@ -155,7 +155,7 @@ class GossipScheduled : public NodeLoops {
     std::vector<Plan> options;
     for (NodeId j : c_.peers(i)) {
       if (!c_.up(j)) continue;
-      Plan p{j, now, now, sides_of(i, j), c_.life(i)};
+      Plan p{next_plan_, j, now, now, sides_of(i, j)};
       for (auto [k, s] : p.sides) p.start = std::max(p.start, board_.free_at(i, k, s));
       p.finish = p.start + nodes_[i].est[j];
       options.push_back(std::move(p));
@@ -163,7 +163,7 @@ class GossipScheduled : public NodeLoops {
     if (options.empty()) return;
     Plan chosen = select(i, options);
     for (auto [k, s] : chosen.sides) board_.reserve(i, k, s, chosen.finish);
-    nodes_[i].planned = true;
+    nodes_[i].plan = next_plan_++;
     c_.ctx().sim.schedule_at(chosen.start, [this, i, chosen] { begin(i, chosen); });
   }
 
@@ -183,9 +183,9 @@ class GossipScheduled : public NodeLoops {
       all.push_back(&p);
       if (p.start == now) free_now.push_back(&p);
     }
-    if (opt_.selection == "random-enabled")
+    if (opt_.selection == Selection::kRandomEnabled)
       return free_now.empty() ? min_finish(all) : *free_now[uniform_index(rng, free_now.size())];
-    if (opt_.selection == "weighted") {
+    if (opt_.selection == Selection::kWeighted) {
       // Probability proportional to 1 / (f_j - now).
       double total = 0;
       std::vector<double> w;
@@ -211,15 +211,18 @@ class GossipScheduled : public NodeLoops {
     return -1;
   }
 
-  // Ends a plan: its reservations go, and its planner may plan again.
+  bool current(NodeId i, const Plan& plan) const { return nodes_[i].plan == plan.id; }
+
+  // Ends a plan: its reservations go, and its planner, if it is still its
+  // own, may plan again.
   void settle(NodeId i, const Plan& plan) {
     for (auto [k, s] : plan.sides) board_.release(k == i ? i : plan.peer, k, s, plan.finish);
-    if (c_.life(i) == plan.life) nodes_[i].planned = false;
+    if (current(i, plan)) nodes_[i].plan.reset();
   }
 
   void begin(NodeId i, const Plan& plan) {
     const NodeId j = plan.peer;
-    if (c_.life(i) != plan.life || !c_.up(i) || !c_.up(j)) return settle(i, plan);
+    if (!current(i, plan) || !c_.up(i) || !c_.up(j)) return settle(i, plan);
     if (NodeId busy = busy_node(i, j); busy >= 0) {
       nodes_[busy].waiting.push_back([this, i, plan] { begin(i, plan); });
       return;
@@ -236,8 +239,8 @@ class GossipScheduled : public NodeLoops {
       wake(i);
       wake(plan.peer);
     };
-    c_.send(i, j, done);
-    if (push_pull_) c_.send(j, i, done);
+    c_.send(i, j, Cluster::Ends{{}, {}, {}, done});
+    if (push_pull_) c_.send(j, i, Cluster::Ends{{}, {}, {}, done});
   }
 
   void wake(NodeId k) {
@@ -250,12 +253,29 @@ class GossipScheduled : public NodeLoops {
   InfoBoard board_;
   bool node_mode_, push_pull_;
   std::vector<Node> nodes_;
+  uint64_t next_plan_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Method> make_gossip_scheduled(Cluster& cluster) {
-  return std::make_unique<GossipScheduled>(cluster);
+MethodType gossip_scheduled_type() {
+  MethodType t;
+  t.name = "gossip-scheduled";
+  t.summary = "the paper's method: overlap plus a schedule from shared free times and estimated transfer times";
+  t.reference = true;
+  t.read_options = [](const JsonReader& r, MethodOptions& m) {
+    m.selection = r.choice("selection", EnumNames<Selection>{{"min-finish", Selection::kMinFinish},
+                                                             {"random-enabled", Selection::kRandomEnabled},
+                                                             {"weighted", Selection::kWeighted}});
+    m.info = r.choice("info", EnumNames<Info>{{"oracle", Info::kOracle}, {"gossiped", Info::kGossiped}});
+    m.reservation = r.choice("reservation", EnumNames<Reservation>{{"direction", Reservation::kDirection},
+                                                                   {"node", Reservation::kNode}});
+    m.exchange = r.choice("exchange", EnumNames<Exchange>{{"push", Exchange::kPush}, {"push-pull", Exchange::kPushPull}});
+    m.ewma = r.number("ewma", m.ewma);
+    r.require(m.ewma > 0 && m.ewma <= 1, "ewma", "a number in (0, 1]");
+  };
+  t.make = [](Cluster& c) { return std::make_unique<GossipScheduled>(c); };
+  return t;
 }
 
 }  // namespace gossipsim

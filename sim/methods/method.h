@@ -4,7 +4,9 @@
 
 #include <memory>
 
+#include "sim/base/json_reader.h"
 #include "sim/cluster.h"
+#include "sim/methods/registry.h"
 
 namespace gossipsim {
 
@@ -35,18 +37,7 @@ class NodeLoops : public Method {
   Cluster& c_;
 };
 
-std::unique_ptr<Method> make_gossip(Cluster& cluster);
-std::unique_ptr<Method> make_gossip_overlap(Cluster& cluster);
-std::unique_ptr<Method> make_gossip_scheduled(Cluster& cluster);
-std::unique_ptr<Method> make_gosgd(Cluster& cluster);
-std::unique_ptr<Method> make_dpsgd(Cluster& cluster);
-std::unique_ptr<Method> make_adpsgd(Cluster& cluster);
-std::unique_ptr<Method> make_sgp(Cluster& cluster);
-std::unique_ptr<Method> make_osgp(Cluster& cluster);
-std::unique_ptr<Method> make_allreduce(Cluster& cluster);
-std::unique_ptr<Method> make_single(Cluster& cluster);
-
-// By the method's name in its options.
-std::unique_ptr<Method> make_method(Cluster& cluster);
+// The method of the cluster's options, built by its registry row.
+inline std::unique_ptr<Method> make_method(Cluster& cluster) { return cluster.ctx().options.type->make(cluster); }
 
 }  // namespace gossipsim

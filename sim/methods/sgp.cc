@@ -92,17 +92,15 @@ class PushSum : public NodeLoops {
     if (c_.size() < 2) return;
     const NodeId j = out(i, round);
     if (!c_.up(j)) return;
-    const uint64_t life = c_.life(j);
-    c_.send_held(
-        i, j,
-        [this, j, round, life](const Cluster::Held& h) {
-          if (c_.life(j) != life) return;
-          nodes_[j].held.emplace(round, h);
-          if (!c_.computing(j)) merge_ready(j), try_start(j);
-        },
-        [this, j, round, life](const FlowRecord& f) {
-          if (f.lost && c_.life(j) == life && c_.up(j)) settle(j, round), try_start(j);
-        });
+    Cluster::Ends ends;
+    ends.hold = [this, j, round](const Cluster::Held& h) {
+      nodes_[j].held.emplace(round, h);
+      if (!c_.computing(j)) merge_ready(j), try_start(j);
+    };
+    ends.received = [this, j, round](const FlowRecord& f) {
+      if (f.lost) settle(j, round), try_start(j);
+    };
+    c_.send(i, j, std::move(ends));
   }
 
   // Merges what its rule allows now (the node is not computing).
@@ -139,7 +137,27 @@ class PushSum : public NodeLoops {
 
 }  // namespace
 
-std::unique_ptr<Method> make_sgp(Cluster& cluster) { return std::make_unique<PushSum>(cluster, 0); }
-std::unique_ptr<Method> make_osgp(Cluster& cluster) { return std::make_unique<PushSum>(cluster, cluster.ctx().options.tau); }
+MethodType sgp_type() {
+  MethodType t;
+  t.name = "sgp";
+  t.summary = "Stochastic Gradient Push (Assran et al. 2019): push-sum over the directed exponential graph, in rounds";
+  t.merge = MethodType::Merge::kFixed;
+  t.merge_rule = MergeRule::kSumWeights;
+  t.make = [](Cluster& c) { return std::make_unique<PushSum>(c, 0); };
+  return t;
+}
+
+MethodType osgp_type() {
+  MethodType t = sgp_type();
+  t.name = "osgp";
+  t.summary = "overlap SGP: SGP whose messages may be up to tau rounds late";
+  t.read_options = [](const JsonReader& r, MethodOptions& m) {
+    const int64_t tau = r.integer("tau", m.tau);
+    r.require(tau >= 1 && tau <= 1000, "tau", "an integer in [1, 1000]");
+    m.tau = static_cast<int>(tau);
+  };
+  t.make = [](Cluster& c) { return std::make_unique<PushSum>(c, c.ctx().options.tau); };
+  return t;
+}
 
 }  // namespace gossipsim

@@ -20,6 +20,13 @@ class Single : public Method {
 
 }  // namespace
 
-std::unique_ptr<Method> make_single(Cluster& cluster) { return std::make_unique<Single>(cluster); }
+MethodType single_type() {
+  MethodType t;
+  t.name = "single";
+  t.summary = "one node trains on the whole training set, no network: the centralised reference";
+  t.trains_alone = true;
+  t.make = [](Cluster& c) { return std::make_unique<Single>(c); };
+  return t;
+}
 
 }  // namespace gossipsim

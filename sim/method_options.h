@@ -1,0 +1,43 @@
+// One entry of /methods, settled when the scenario is read: the method's row
+// in the registry (sim/methods/registry.h) and its options as typed values.
+// No layer compares method names; it asks the row (`type`) or an option.
+#pragma once
+
+#include <string>
+
+namespace gossipsim {
+
+struct MethodType;
+
+// How a received model is folded into the receiver (sim/cluster.h):
+// kAverage x_j <- (x_j + x_i) / 2; kSumWeights, GoSGD's and push-sum's
+// rule, x_j <- (a_j x_j + a_i x_i) / (a_j + a_i), a_j <- a_j + a_i. JSON
+// "average" and "gosgd".
+enum class MergeRule { kAverage, kSumWeights };
+
+// gossip-scheduled's knobs (docs/methods.md).
+enum class Selection { kMinFinish, kRandomEnabled, kWeighted };  // "min-finish" | "random-enabled" | "weighted"
+enum class Info { kOracle, kGossiped };                           // "oracle" | "gossiped"
+enum class Reservation { kDirection, kNode };                     // "direction" | "node"
+enum class Exchange { kPush, kPushPull };                         // "push" | "push-pull"
+
+struct MethodOptions {
+  const MethodType* type = nullptr;  // its registry row; never null once read
+  std::string name;                  // the row's name, as written in results
+  std::string label;                 // unique name of this entry in results; default: name
+  int local_steps = 1;               // iterations between sends (or rounds), >= 1
+  // Methods whose row lets the scenario choose ("merge": "average", the
+  // default, or "gosgd"); methods with a rule of their own have it set here
+  // by their row and refuse the option.
+  MergeRule merge = MergeRule::kAverage;
+  double push_probability = 0.1;  // gosgd only: chance of a push after each iteration, (0, 1]
+  int tau = 1;                    // osgp only: delay bound in rounds, [1, 1000]
+  // gossip-scheduled only:
+  Selection selection = Selection::kMinFinish;
+  Info info = Info::kOracle;
+  Reservation reservation = Reservation::kDirection;
+  Exchange exchange = Exchange::kPush;
+  double ewma = 0.5;  // weight of a new observation in est(i, j), (0, 1]
+};
+
+}  // namespace gossipsim
