@@ -200,6 +200,11 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
            {{{"name", "sgp"}, {"tau", 2}}, "/methods/1/tau: unknown key"},
            {{{"name", "sgp"}, {"merge", "average"}}, "/methods/1/merge: unknown key"},
            {{{"name", "adpsgd"}, {"merge", "gosgd"}}, "/methods/1/merge: unknown key"},
+           // Methods that weigh their merges themselves (or make none) used
+           // to accept a merge rule and ignore it.
+           {{{"name", "dpsgd"}, {"merge", "gosgd"}}, "/methods/1/merge: unknown key"},
+           {{{"name", "allreduce"}, {"merge", "gosgd"}}, "/methods/1/merge: unknown key"},
+           {{{"name", "single"}, {"merge", "average"}}, "/methods/1/merge: unknown key"},
            {{{"name", "gossip"}, {"tau", 2}}, "/methods/1/tau: unknown key"}}) {
     nlohmann::json j = base();
     j["methods"][1] = method;

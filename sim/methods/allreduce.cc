@@ -95,6 +95,7 @@ MethodType allreduce_type() {
   MethodType t;
   t.name = "allreduce";
   t.summary = "synchronous SGD: every step waits for the slowest node, then a ring all-reduce as flows";
+  t.merge = MethodType::Merge::kOwn;
   t.make = [](Cluster& c) { return std::make_unique<AllReduce>(c); };
   return t;
 }

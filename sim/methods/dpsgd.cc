@@ -99,6 +99,7 @@ MethodType dpsgd_type() {
   MethodType t;
   t.name = "dpsgd";
   t.summary = "synchronous D-PSGD (Lian et al. 2017): rounds that mix every neighbour's model by Metropolis-Hastings weights";
+  t.merge = MethodType::Merge::kOwn;
   t.make = [](Cluster& c) { return std::make_unique<DPsgd>(c); };
   return t;
 }

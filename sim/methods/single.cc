@@ -25,6 +25,7 @@ MethodType single_type() {
   t.name = "single";
   t.summary = "one node trains on the whole training set, no network: the centralised reference";
   t.trains_alone = true;
+  t.merge = MethodType::Merge::kOwn;
   t.make = [](Cluster& c) { return std::make_unique<Single>(c); };
   return t;
 }
