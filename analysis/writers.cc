@@ -1,5 +1,7 @@
 #include "analysis/writers.h"
 
+#include "analysis/summary.h"
+
 #include <fmt/format.h>
 #include <fmt/os.h>
 
@@ -159,7 +161,7 @@ void write_method_outputs(const fs::path& dir, const MethodRun& run) {
   write_comm_matrix_csv(dir / "comm_matrix.csv", run);
   write_region_outputs(dir, run);
   if (run.recorder.trace_enabled) write_trace_json(dir / "trace.json", run);
-  std::ofstream(dir / "summary.json") << run.summary.dump(2) << "\n";
+  std::ofstream(dir / "summary.json") << method_summary(run).dump(2) << "\n";
 }
 
 }  // namespace gossipsim

@@ -1,15 +1,16 @@
 // Runs one method of a scenario on a fresh simulator, network and learner,
 // and returns what it observed. Every method of a scenario sees the same
 // network draw, compute speeds, data partition and initial model, because
-// each is derived from the scenario's seed alone.
+// each is derived from the scenario's seed alone. analysis/summary.h turns
+// a MethodRun into summary.json; analysis/writers.h writes its rows.
 #pragma once
 
-#include <functional>
-#include <nlohmann/json.hpp>
-#include <string>
-
 #include <csignal>
+#include <functional>
+#include <string>
+#include <vector>
 
+#include "sim/base/enum_names.h"
 #include "sim/checkpoint.h"
 #include "sim/learner.h"
 #include "sim/recorder.h"
@@ -25,23 +26,46 @@ struct RunOptions {
   // hands its state to `on_checkpoint`. With `resume`, it first replays its
   // events up to that checkpoint without kernels and restores the learner.
   // When `*interrupted` turns true (SIGINT, SIGTERM) the run takes a last
-  // checkpoint after the event in progress and stops with stop_reason
-  // "interrupted". Checkpoints never change what a run computes.
+  // checkpoint after the event in progress and stops with
+  // StopReason::kInterrupted. Checkpoints never change what a run computes.
   Time checkpoint_every = Time::zero();
   std::function<void(const MethodCheckpoint&)> on_checkpoint;
   const MethodCheckpoint* resume = nullptr;
   const volatile std::sig_atomic_t* interrupted = nullptr;
 };
 
+// Why a method's run ended: the first of /stop's limits it met, or a signal.
+enum class StopReason { kVirtualTime, kEpochs, kTargetAccuracy, kWallClock, kInterrupted };
+// As summary.json writes them: "virtual_s", "epochs", "target_accuracy", "wall_s", "interrupted".
+const EnumNames<StopReason>& stop_reason_names();
+
+// What a run counted besides the recorder's rows.
+struct RunTotals {
+  int nodes = 0;
+  int64_t model_bytes = 0;
+  Time end;          // virtual time when it stopped
+  uint64_t events = 0;
+  int64_t bytes_sent = 0, transfers = 0, merges = 0;  // finished transfers, and merges
+  int64_t cross_flows_started = 0, cross_flows_finished = 0, cross_bytes = 0;
+  double wall_s = 0, kernel_wall_s = 0, evaluation_wall_s = 0;
+};
+
 struct MethodRun {
   MethodOptions method;
   Recorder recorder;
-  nlohmann::json summary;
+  StopReason stop = StopReason::kVirtualTime;
+  RunTotals totals;
+  // What its summary needs of the scenario: /eval/targets, and how long a
+  // cut may go without a crossing before it is reported (/eval/starved_s,
+  // or a quarter of the run).
+  std::vector<double> targets;
+  Time starved_after;
 };
 
 MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& learner, const RunOptions& opts);
 
-// Nodes a method trains: 1 for `single`, else the topology's compute nodes.
+// Nodes a method trains: 1 for a method that trains alone, else the
+// topology's compute nodes.
 int learner_nodes(const Scenario& sc, const MethodOptions& method);
 
 }  // namespace gossipsim

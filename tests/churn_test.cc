@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
@@ -63,11 +64,11 @@ TEST(Churn, ACrashedSendersTransferIsNeverMergedAndADownNodeNeverComputes) {
   EXPECT_EQ(lost[1]->detail, "receiver crashed");
   // After the join each sends again (node 1 at 2 s, node 0 at 2.1 s): both
   // still in flight at 2.95 s. Nothing was ever merged.
-  EXPECT_EQ(r.summary["merges"], 0);
-  EXPECT_EQ(r.summary["transfers_lost"], 2);
-  EXPECT_EQ(r.summary["transfers_in_flight"], 2);
-  EXPECT_EQ(r.summary["crashes"], 1);
-  EXPECT_EQ(r.summary["joins"], 1);
+  EXPECT_EQ(method_summary(r)["merges"], 0);
+  EXPECT_EQ(method_summary(r)["transfers_lost"], 2);
+  EXPECT_EQ(method_summary(r)["transfers_in_flight"], 2);
+  EXPECT_EQ(method_summary(r)["crashes"], 1);
+  EXPECT_EQ(method_summary(r)["joins"], 1);
   // Node 0: 4 iterations before the crash (the fifth is abandoned), 9 after
   // the join (2.1 ... 2.9 s); node 1 never stops: 29.
   EXPECT_EQ(r.recorder.nodes[0].iterations, 13);
@@ -93,7 +94,7 @@ TEST(Churn, AGracefulLeaveDeliversWhatItSentAndCutsWhatItWasSent) {
   EXPECT_TRUE(t[1].lost);
   ASSERT_EQ(events_of(r, "lost").size(), 1u);
   EXPECT_EQ(events_of(r, "lost")[0]->detail, "receiver left");
-  EXPECT_EQ(r.summary["leaves"], 1);
+  EXPECT_EQ(method_summary(r)["leaves"], 1);
 }
 
 TEST(Churn, EveryMethodKeepsDownNodesSilent) {
@@ -129,7 +130,7 @@ TEST(Churn, EveryMethodKeepsDownNodesSilent) {
         return false;
       };
       const std::string what = method.dump() + " " + how;
-      ASSERT_GT(r.summary["crashes"].get<int>() + r.summary["leaves"].get<int>(), 3) << what;
+      ASSERT_GT(method_summary(r)["crashes"].get<int>() + method_summary(r)["leaves"].get<int>(), 3) << what;
       for (const auto& e : r.recorder.trace) {
         if (e.name == "compute") {
           EXPECT_FALSE(is_down(e.node, e.ts + e.dur, true)) << what << " node " << e.node << " at " << e.ts.seconds();
@@ -141,7 +142,7 @@ TEST(Churn, EveryMethodKeepsDownNodesSilent) {
         EXPECT_FALSE(is_down(t.src, t.start, false)) << what << " a down node sent at " << t.start.seconds();
         EXPECT_FALSE(is_down(t.dst, t.start, false)) << what << " sent to a down node at " << t.start.seconds();
       }
-      EXPECT_GT(r.summary["iterations"].get<int64_t>(), 200) << what;  // it went on
+      EXPECT_GT(method_summary(r)["iterations"].get<int64_t>(), 200) << what;  // it went on
     }
   }
 }
@@ -229,7 +230,7 @@ TEST(Churn, EveryoneDownIsAQuietRunNotACrash) {
     j["churn"] = {{{"all", true}, {"events", {{1, "crash"}}}},
                   {{"nodes", {0}}, {"events", {{3, "join"}}}, {"model", "stale"}}};
     MethodRun r = run(j);
-    EXPECT_EQ(r.summary["crashes"], 4) << method;
+    EXPECT_EQ(method_summary(r)["crashes"], 4) << method;
     EXPECT_EQ(r.recorder.nodes[1].down, seconds(4)) << method;
     for (const auto& t : r.recorder.transfers) EXPECT_LT(t.start, seconds(1)) << method << ": nobody to send to";
     // Node 0 computes alone from 3 s on, back to back (allreduce: a ring of

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/runner.h"
 #include "test_util.h"
@@ -66,8 +67,8 @@ TEST_P(EveryMethod, BytesSentAreTransfersTimesTheirSize) {
       ++finished;
       if (GetParam().find("gossip") != std::string::npos) EXPECT_EQ(t.bytes, 400'000);
     }
-  EXPECT_EQ(r.summary["bytes_sent"].get<int64_t>(), bytes);
-  EXPECT_EQ(r.summary["transfers"].get<int64_t>(), finished);
+  EXPECT_EQ(method_summary(r)["bytes_sent"].get<int64_t>(), bytes);
+  EXPECT_EQ(method_summary(r)["transfers"].get<int64_t>(), finished);
   if (GetParam().find("gossip") != std::string::npos) EXPECT_GT(finished, 10);
 }
 
@@ -132,7 +133,7 @@ TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
   const Evaluation& e3 = r.recorder.metrics[3].eval;
   EXPECT_DOUBLE_EQ(e3.loss, 2.075);
   EXPECT_DOUBLE_EQ(e3.node_accuracy_max, 2.125);
-  EXPECT_EQ(r.summary["merges"], 4);
+  EXPECT_EQ(method_summary(r)["merges"], 4);
 }
 
 TEST(DPsgd, MetropolisHastingsMixingFollowsTheHandComputation) {
@@ -158,7 +159,7 @@ TEST(DPsgd, MetropolisHastingsMixingFollowsTheHandComputation) {
   EXPECT_NEAR(e.loss, x0, 1e-12);
   EXPECT_NEAR(e.accuracy, (x0 + x1 + x2) / 3, 1e-12);
   EXPECT_NEAR(e.node_accuracy_max, x2, 1e-12);
-  EXPECT_EQ(r.summary["merges"], 8);  // 4 a round, 2 rounds by 0.25 s
+  EXPECT_EQ(method_summary(r)["merges"], 8);  // 4 a round, 2 rounds by 0.25 s
   const double y0 = x0 + 1, y1 = x1 + 1.1, y2 = x2 + 1.2;
   const Evaluation& last = r.recorder.metrics.back().eval;  // at 0.25 s
   EXPECT_NEAR(last.loss, (2 * y0 + y1) / 3, 1e-12);
@@ -226,8 +227,8 @@ TEST(AdPsgd, PairwiseAveragingFollowsTheHandComputation) {
   EXPECT_NEAR(last.loss, 3.6, 1e-12);
   EXPECT_NEAR(last.accuracy, (3.6 + 2.825 + 3.75) / 3, 1e-12);
   EXPECT_NEAR(last.node_accuracy_min, 2.825, 1e-12);
-  EXPECT_EQ(r.summary["merges"], 5);
-  EXPECT_EQ(r.summary["transfers_started"], 7);
+  EXPECT_EQ(method_summary(r)["merges"], 5);
+  EXPECT_EQ(method_summary(r)["transfers_started"], 7);
   // Only active nodes ask, only the passive one answers, and b's replies
   // never overlap: it serves one pair at a time.
   std::vector<std::pair<Time, Time>> replies;
@@ -261,7 +262,7 @@ TEST(Sgp, PushSumOverTheExponentialGraphFollowsTheHandComputation) {
   EXPECT_NEAR(last.loss, 2.125, 1e-12);
   EXPECT_NEAR(last.node_accuracy_max, 2.25, 1e-12);
   EXPECT_NEAR(last.accuracy, 2.2, 1e-12);
-  EXPECT_EQ(r.summary["merges"], 6);
+  EXPECT_EQ(method_summary(r)["merges"], 6);
   for (const auto& n : r.recorder.nodes) EXPECT_DOUBLE_EQ(n.weight, 1);
   std::set<std::pair<NodeId, NodeId>> round0, round1;
   for (const auto& t : r.recorder.transfers) {
@@ -290,8 +291,8 @@ TEST(Osgp, OverlapMergesAtTheNextBoundaryWithinTheDelayBound) {
   EXPECT_NEAR(e.node_accuracy_min, 1.4, 1e-12);
   EXPECT_NEAR(e.node_accuracy_max, 23.0 / 15, 1e-12);
   for (const auto& n : r.recorder.nodes) EXPECT_DOUBLE_EQ(n.weight, 0.75);
-  EXPECT_EQ(r.summary["merges"], 3);
-  EXPECT_EQ(r.summary["iterations"], 6);  // 2 each: nobody waited
+  EXPECT_EQ(method_summary(r)["merges"], 3);
+  EXPECT_EQ(method_summary(r)["iterations"], 6);  // 2 each: nobody waited
 }
 
 TEST(Osgp, NoNodeRunsMoreThanTauRoundsAheadOfAMessage) {
@@ -328,7 +329,7 @@ TEST(GoSgd, PushesWithTheGivenProbability) {
     nlohmann::json j = wan(R"("gosgd")");
     j["methods"][0] = {{"name", "gosgd"}, {"push_probability", p}};
     MethodRun r = run(j, 10'000, false);
-    const double n = r.summary["iterations"].get<double>(), pushes = r.summary["transfers_started"].get<double>();
+    const double n = method_summary(r)["iterations"].get<double>(), pushes = method_summary(r)["transfers_started"].get<double>();
     ASSERT_GT(n, 2000);
     EXPECT_NEAR(pushes / n, p, 4 * std::sqrt(p * (1 - p) / n)) << p;
   }

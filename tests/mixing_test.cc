@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/runner.h"
 #include "test_util.h"
@@ -40,7 +41,7 @@ TEST(Mixing, StalenessAndTheCommunicationMatrixOfAHandRun) {
   // 12th iteration (11 old), node 0 merges node 1's before node 1's 12th (10
   // old). By 3.5 s, 3 arrived each way and 1 is in flight.
   MethodRun r = run(two_nodes("gossip-overlap", 3.5));
-  const auto& s = r.summary["staleness"];
+  const nlohmann::json s = method_summary(r)["staleness"];
   EXPECT_EQ(s["merged"], 6);
   for (const char* k : {"mean", "p50", "p95", "max"}) EXPECT_NEAR(s["seconds"][k].get<double>(), 1.1, 1e-9) << k;
   EXPECT_EQ(s["iterations"]["mean"], 10.5);
@@ -60,8 +61,8 @@ TEST(Mixing, StalenessAndTheCommunicationMatrixOfAHandRun) {
   fs::remove_all(dir);
   // Nothing crosses before the first arrivals at 1.11 s, more than a quarter
   // of the 3.5 s run: even the start of a run counts.
-  ASSERT_EQ(r.summary["starved_cuts"].size(), 1u);
-  EXPECT_NEAR(r.summary["starved_cuts"][0]["longest_gap_s"].get<double>(), 1.11, 1e-9);
+  ASSERT_EQ(method_summary(r)["starved_cuts"].size(), 1u);
+  EXPECT_NEAR(method_summary(r)["starved_cuts"][0]["longest_gap_s"].get<double>(), 1.11, 1e-9);
 }
 
 TEST(Mixing, ACutThatNothingCrossesIsReportedStarved) {
@@ -73,7 +74,7 @@ TEST(Mixing, ACutThatNothingCrossesIsReportedStarved) {
   nlohmann::json j = two_nodes("gossip", 5);
   j["churn"] = {{{"nodes", {1}}, {"events", {{1, "crash"}, {3, "join"}}}}};
   MethodRun r = run(j);
-  const auto& cuts = r.summary["starved_cuts"];
+  const nlohmann::json cuts = method_summary(r)["starved_cuts"];
   ASSERT_EQ(cuts.size(), 1u) << cuts;
   EXPECT_EQ(cuts[0]["cut"], "n0 | n1");
   EXPECT_NEAR(cuts[0]["longest_gap_s"].get<double>(), 4.01, 1e-9);
@@ -81,7 +82,7 @@ TEST(Mixing, ACutThatNothingCrossesIsReportedStarved) {
   EXPECT_EQ(cuts[0]["crossings"], 2);
   // A threshold above the gap silences it.
   j["eval"]["starved_s"] = 4.5;
-  EXPECT_TRUE(run(j).summary["starved_cuts"].empty());
+  EXPECT_TRUE(method_summary(run(j))["starved_cuts"].empty());
 }
 
 TEST(Mixing, GeoTopologiesGetARegionMatrix) {
@@ -106,7 +107,7 @@ TEST(Mixing, GeoTopologiesGetARegionMatrix) {
     total += std::stoll(line.substr(line.rfind(',', line.rfind(',') - 1) + 1));
   }
   EXPECT_EQ(rows, 4);
-  EXPECT_EQ(total, r.summary["transfers_finished"].get<int64_t>());
+  EXPECT_EQ(total, method_summary(r)["transfers_finished"].get<int64_t>());
   EXPECT_TRUE(fs::exists(dir / "consensus_regions.csv"));
   fs::remove_all(dir);
 }

@@ -24,6 +24,7 @@
 #include <fstream>
 
 #include "analysis/output_dir.h"
+#include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/base/error.h"
 #include "sim/checkpoint.h"
@@ -262,8 +263,9 @@ int run_command(const RunCommand& cmd_in) {
     };
     MethodRun r = run_method(sc, m, *learner, opts);
     write_method_outputs(dir.staging() / m.label, r);
-    summary["methods"].push_back(r.summary);
-    if (r.summary["stop_reason"] == "interrupted") {
+    const nlohmann::json rs = method_summary(r);
+    summary["methods"].push_back(rs);
+    if (r.stop == StopReason::kInterrupted) {
       interrupted_label = m.label;
       break;
     }
@@ -276,10 +278,10 @@ int run_command(const RunCommand& cmd_in) {
     }
     if (!opts.progress && !cmd.quiet)
       fmt::print(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n", m.label,
-                 r.summary["virtual_s"].get<double>(), r.summary["epochs"].get<double>(),
-                 r.summary["final_accuracy"].dump(), r.summary["wall_s"].get<double>());
+                 rs["virtual_s"].get<double>(), rs["epochs"].get<double>(),
+                 rs["final_accuracy"].dump(), rs["wall_s"].get<double>());
     if (!cmd.quiet)
-      for (const auto& c : r.summary["starved_cuts"])
+      for (const auto& c : rs["starved_cuts"])
         fmt::print(stderr, "  warning: {}: no transfer crossed the cut {} for {:.1f} virtual s ({:.1f} to {:.1f} s)\n",
                    m.label, c["cut"].get<std::string>(), c["longest_gap_s"].get<double>(), c["from_s"].get<double>(),
                    c["to_s"].get<double>());

@@ -1,0 +1,170 @@
+#include "analysis/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/methods/registry.h"
+
+namespace gossipsim {
+
+namespace {
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+// Mean, median, 95th percentile (nearest rank) and maximum; null when empty.
+nlohmann::json spread(std::vector<double> v) {
+  if (v.empty()) return nullptr;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  auto rank = [&](double q) { return v[static_cast<size_t>(std::ceil(q * v.size())) - 1]; };
+  return {{"mean", sum / v.size()}, {"p50", rank(0.5)}, {"p95", rank(0.95)}, {"max", v.back()}};
+}
+
+// Staleness of the merged transfers: the age of the model when merged, in
+// seconds and in the sender's iterations.
+nlohmann::json staleness(const std::vector<TransferRow>& rows) {
+  std::vector<double> s, it;
+  for (const auto& t : rows)
+    if (t.merged) {
+      s.push_back((t.merge - t.snapshot).seconds());
+      it.push_back(static_cast<double>(t.sender_iterations_at_merge - t.sender_iterations_at_snapshot));
+    }
+  return {{"merged", s.size()}, {"seconds", spread(s)}, {"iterations", spread(it)}};
+}
+
+// The longest time [from, from + length) in `times` (sorted) between 0 and `end`.
+std::pair<Time, Time> longest_gap(const std::vector<Time>& times, Time end) {
+  Time from = Time::zero(), longest_from, longest = Time::zero();
+  for (size_t i = 0; i <= times.size(); ++i) {
+    const Time to = i < times.size() ? times[i] : end;
+    if (to - from > longest) {
+      longest = to - from;
+      longest_from = from;
+    }
+    from = to;
+  }
+  return {longest_from, longest};
+}
+
+// Cuts (a group against the rest; each node is its own group without
+// groups) that no finished transfer crossed for longer than `threshold`:
+// the longest such gap of each, from the start to the end of the run.
+nlohmann::json starved_cuts(const Recorder& rec, int nodes, Time end, Time threshold) {
+  std::vector<int> group = rec.node_group;
+  std::vector<std::string> names = rec.group_names;
+  if (group.empty()) {
+    for (int n = 0; n < nodes; ++n) {
+      group.push_back(n);
+      names.push_back(fmt::format("n{}", n));
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  if (names.size() < 2) return out;
+  std::vector<std::vector<Time>> crossings(names.size());
+  for (const auto& t : rec.transfers)
+    if (t.finished && !t.lost && group[t.src] != group[t.dst]) {
+      crossings[group[t.src]].push_back(t.finish);
+      crossings[group[t.dst]].push_back(t.finish);
+    }
+  // Two groups are one cut.
+  const size_t cuts = names.size() == 2 ? 1 : names.size();
+  for (size_t g = 0; g < cuts; ++g) {
+    auto& times = crossings[g];
+    std::sort(times.begin(), times.end());
+    const auto [from, longest] = longest_gap(times, end);
+    if (longest > threshold)
+      out.push_back({{"cut", names[g] + (names.size() == 2 ? " | " + names[1] : " | rest")},
+                     {"longest_gap_s", longest.seconds()},
+                     {"from_s", from.seconds()},
+                     {"to_s", (from + longest).seconds()},
+                     {"crossings", times.size()}});
+  }
+  return out;
+}
+
+// Per target, the first evaluation that reached it (null: never).
+nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::vector<double>& targets) {
+  nlohmann::json out = nlohmann::json::object();
+  for (double target : targets) {
+    nlohmann::json hit;
+    for (const auto& r : rows)
+      if (r.eval.accuracy >= target) {
+        hit = {{"virtual_s", r.time.seconds()}, {"epochs", r.epochs}};
+        break;
+      }
+    out[fmt::format("{:g}", target)] = hit;
+  }
+  return out;
+}
+
+nlohmann::json transfer_counts(const std::vector<TransferRow>& rows) {
+  int64_t finished = 0, in_flight = 0, lost = 0;
+  for (const auto& t : rows) {
+    if (t.lost) ++lost;
+    else if (t.finished) ++finished;
+    else ++in_flight;
+  }
+  return {{"transfers_started", static_cast<int64_t>(rows.size())},
+          {"transfers_finished", finished},
+          {"transfers_in_flight", in_flight},
+          {"transfers_lost", lost}};
+}
+
+nlohmann::json wan_counts(const MethodRun& run) {
+  std::map<std::string, int64_t> n;  // one pass over events.csv's rows
+  for (const auto& e : run.recorder.network_events) ++n[e.kind];
+  const RunTotals& t = run.totals;
+  return {{"capacity_changes", n["capacity"]}, {"latency_changes", n["latency"]},
+          {"speed_changes", n["speed"]},       {"crashes", n["crash"]},
+          {"leaves", n["leave"]},              {"joins", n["join"]},
+          {"cross_traffic_flows_started", t.cross_flows_started},
+          {"cross_traffic_flows_finished", t.cross_flows_finished},
+          {"cross_traffic_bytes", t.cross_bytes}};
+}
+
+}  // namespace
+
+nlohmann::json method_summary(const MethodRun& run) {
+  const auto& rows = run.recorder.metrics;
+  const MetricRow& last = rows.back();
+  const RunTotals& t = run.totals;
+  double best = -1;
+  for (const auto& r : rows)
+    if (std::isfinite(r.eval.accuracy)) best = std::max(best, r.eval.accuracy);
+  const MethodTraits traits = traits_of(run.method);
+  nlohmann::json s = {
+      {"method", run.method.name},
+      {"label", run.method.label},
+      {"traits", {{"trains_alone", traits.trains_alone}, {"reference", traits.reference}, {"merge", traits.merge}}},
+      {"nodes", t.nodes},
+      {"model_bytes", t.model_bytes},
+      {"stop_reason", name_of(run.stop, stop_reason_names())},
+      {"virtual_s", t.end.seconds()},
+      {"epochs", last.epochs},
+      {"iterations", last.iterations},
+      {"final_accuracy", number_or_null(last.eval.accuracy)},
+      {"final_loss", number_or_null(last.eval.loss)},
+      {"best_accuracy", best >= 0 ? nlohmann::json(best) : nlohmann::json()},
+      {"time_to_accuracy", time_to_accuracy(rows, run.targets)},
+      {"bytes_sent", t.bytes_sent},
+      {"transfers", t.transfers},
+      {"merges", t.merges},
+      {"staleness", staleness(run.recorder.transfers)},
+      {"starved_cuts", run.method.type->trains_alone
+                           ? nlohmann::json::array()
+                           : starved_cuts(run.recorder, t.nodes, t.end, run.starved_after)},
+      {"events", t.events},
+      {"wall_s", t.wall_s},
+      {"kernel_wall_s", t.kernel_wall_s},
+      {"evaluation_wall_s", t.evaluation_wall_s},
+  };
+  s.update(transfer_counts(run.recorder.transfers));
+  s.update(wan_counts(run));
+  return s;
+}
+
+}  // namespace gossipsim
