@@ -2,7 +2,7 @@
 // models, time to each target accuracy, cuts that went without a transfer
 // (a region, or a node, against the rest) and the method's traits from its
 // registry row, which the plots read instead of method names. The keys are
-// documented in docs/results.md.
+// documented in docs/outputs.md.
 #pragma once
 
 #include <nlohmann/json.hpp>

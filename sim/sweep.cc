@@ -102,7 +102,8 @@ std::pair<size_t, size_t> parse_shard(const std::string& text) {
 std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   std::string csv = "point";
   for (const auto& a : sweep.axes) csv += "," + a.path;
-  csv += ",method,label,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,time_to_target_s\n";
+  csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
+         "time_to_target_s\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
     if (!fs::exists(summary)) continue;
@@ -122,8 +123,11 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
     for (const auto& m : s["methods"]) {
       auto num = [](const nlohmann::json& x) { return x.is_number() ? fmt::format("{:.6g}", x.get<double>()) : std::string(); };
       // Wall time is left out: resumed and straight-through sweeps gather alike.
-      std::string common = fmt::format("{},{},{},{},{},{},{},{},{}", prefix, m["method"].get<std::string>(),
-                                       m["label"].get<std::string>(), num(m["final_accuracy"]), num(m["best_accuracy"]),
+      // reference: the method under study (its row's trait), 1 or 0.
+      const bool reference = m.contains("traits") && m["traits"].value("reference", false);
+      std::string common = fmt::format("{},{},{},{},{},{},{},{},{},{}", prefix, m["method"].get<std::string>(),
+                                       m["label"].get<std::string>(), reference ? 1 : 0, num(m["final_accuracy"]),
+                                       num(m["best_accuracy"]),
                                        num(m["virtual_s"]), num(m["epochs"]), m["bytes_sent"].get<int64_t>(),
                                        m["transfers"].get<int64_t>());
       const auto& targets = m["time_to_accuracy"];

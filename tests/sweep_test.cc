@@ -123,14 +123,14 @@ TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
   fs::create_directories(dir / "points");  // with sweep.csv: a finished sweep
   {
     std::ofstream csv(dir / "sweep.csv");
-    csv << "point,/workload/partition,/seed,method,label,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,"
-           "transfers,target,time_to_target_s\n";
+    csv << "point,/workload/partition,/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,"
+           "bytes_sent,transfers,target,time_to_target_s\n";
     const double sched[3] = {10, 12, 14}, overlap[3] = {20, 18, 28}, finals[3] = {0.86, 0.87, 0.88};
     for (int s = 0; s < 3; ++s) {
-      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled," << finals[s] << ",0.9,40,1,1,1,0.8," << sched[s] << "\n";
-      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled," << finals[s] << ",0.9,40,1,1,1,0.85," << sched[s] + 10 << "\n";
-      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0.85,0.9,40,1,1,1,0.8," << overlap[s] << "\n";
-      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0.85,0.9,40,1,1,1,0.85," << (s < 2 ? "30" : "") << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled,1," << finals[s] << ",0.9,40,1,1,1,0.8," << sched[s] << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled,1," << finals[s] << ",0.9,40,1,1,1,0.85," << sched[s] + 10 << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.85,0.9,40,1,1,1,0.8," << overlap[s] << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.85,0.9,40,1,1,1,0.85," << (s < 2 ? "30" : "") << "\n";
     }
   }
   std::string out;
