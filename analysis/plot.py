@@ -19,12 +19,13 @@ over seeds with a band of its 95% confidence interval. Writes into --out
                       that profiles applied beneath
   time_to_accuracy.md / .csv   final accuracy and virtual time to each target
                       (mean and 95% interval over seeds, and in how many
-                      seeds it was reached), and the speed-up of
-                      gossip-scheduled over each other method: the geometric
+                      seeds it was reached), and the speed-up of the
+                      method under study (the one whose summary says
+                      traits.reference) over each other method: the geometric
                       mean of the per-seed ratios with its 95% interval, and
                       whether that interval excludes 1
 A folder written by `gossipsim sweep` gets sweep.png instead (time to the
-first target against the first axis, and the speed-up of gossip-scheduled,
+first target against the first axis, and the speed-up of the method under study,
 with 95% intervals over seeds), and the same time_to_accuracy tables with
 one section per combination of the axes other than /seed.
 Uses matplotlib and numpy from Debian's archive only.
@@ -444,8 +445,8 @@ def timeline(out, label, trace_path, window, changes=()):
 
 def plot_sweep(folder, out):
     """sweep.png: time to the first target against the first axis, per method
-    (mean over the other axes, seeds included), and the speed-up of
-    gossip-scheduled over each other method at every value of that axis."""
+    (mean over the other axes, seeds included), and the speed-up of the
+    method under study over each other method at every value of that axis."""
     rows = read_csv(os.path.join(folder, "sweep.csv"))
     if not rows:
         return
