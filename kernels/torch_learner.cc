@@ -11,6 +11,7 @@
 #include "kernels/allocator.h"
 #include "kernels/dataset.h"
 #include "kernels/node_chains.h"
+#include "sim/dataset_info.h"
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
@@ -42,16 +43,8 @@ std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
 }
 
 int64_t model_state_bytes(const WorkloadSpec& spec) {
-  std::vector<int64_t> shape = {1, 28, 28};
-  int classes = 10;
-  if (spec.dataset == "cifar100") {
-    shape = {3, 32, 32};
-    classes = spec.coarse_labels ? 20 : 100;
-  } else if (spec.dataset == "synthetic") {
-    shape = spec.synthetic.shape;
-    classes = spec.synthetic.classes;
-  }
-  auto net = make_model(spec.model, shape, classes);
+  const DatasetInfo data = published_dataset(spec);
+  auto net = make_model(spec.model, data.sample_shape, data.classes);
   int64_t n = 0;
   for (const auto& p : net->parameters()) n += p.numel();
   for (const auto& b : float_buffers(*net)) n += b.numel();

@@ -56,20 +56,16 @@ int64_t cifar_records(const std::string& dir, const std::string& name, const std
 
 }  // namespace
 
-DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file) {
+DatasetInfo published_dataset(const WorkloadSpec& w) {
   DatasetInfo d;
   if (w.dataset == "fashion-mnist") {
-    const std::string dir = w.data_dir.empty() ? kFashionMnistDir : w.data_dir;
-    d.train = idx_count(dir, "train-images-idx3-ubyte", file, 3);
-    d.test = idx_count(dir, "t10k-images-idx3-ubyte", file, 3);
-    if (idx_count(dir, "train-labels-idx1-ubyte", file, 1) != d.train ||
-        idx_count(dir, "t10k-labels-idx1-ubyte", file, 1) != d.test)
-      throw InputError(dir, "", "expected as many labels as images in Fashion-MNIST's files");
+    d.train = 60000;
+    d.test = 10000;
     d.classes = 10;
     d.sample_shape = {1, 28, 28};
   } else if (w.dataset == "cifar100") {
-    d.train = cifar_records(w.data_dir, "train.bin", file);
-    d.test = cifar_records(w.data_dir, "test.bin", file);
+    d.train = 50000;
+    d.test = 10000;
     d.classes = w.coarse_labels ? 20 : 100;
     d.sample_shape = {3, 32, 32};
   } else {
@@ -77,6 +73,22 @@ DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file) {
     d.test = w.synthetic.test;
     d.classes = w.synthetic.classes;
     d.sample_shape = w.synthetic.shape;
+  }
+  return d;
+}
+
+DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file) {
+  DatasetInfo d = published_dataset(w);
+  if (w.dataset == "fashion-mnist") {
+    const std::string dir = w.data_dir.empty() ? kFashionMnistDir : w.data_dir;
+    d.train = idx_count(dir, "train-images-idx3-ubyte", file, 3);
+    d.test = idx_count(dir, "t10k-images-idx3-ubyte", file, 3);
+    if (idx_count(dir, "train-labels-idx1-ubyte", file, 1) != d.train ||
+        idx_count(dir, "t10k-labels-idx1-ubyte", file, 1) != d.test)
+      throw InputError(dir, "", "expected as many labels as images in Fashion-MNIST's files");
+  } else if (w.dataset == "cifar100") {
+    d.train = cifar_records(w.data_dir, "train.bin", file);
+    d.test = cifar_records(w.data_dir, "test.bin", file);
   }
   return d;
 }

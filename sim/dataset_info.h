@@ -22,8 +22,14 @@ struct DatasetInfo {
   std::vector<int64_t> sample_shape;
 };
 
-// The data of `w`; InputError naming `file` and /workload/data_dir when the
-// files are missing or not of their format.
+// What the dataset of `w` holds as published (Fashion-MNIST 60,000 + 10,000
+// samples of 1x28x28 in 10 classes; CIFAR-100 50,000 + 10,000 of 3x32x32 in
+// 100 classes, or 20 coarse ones; synthetic data as specified), without
+// reading a file: what a timeline-only run and the model's size need.
+DatasetInfo published_dataset(const WorkloadSpec& w);
+
+// The data of `w` as its files hold them; InputError naming `file` and
+// /workload/data_dir when the files are missing or not of their format.
 DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file);
 
 // Checks the scenario's sizes against its data: /workload/train_samples and

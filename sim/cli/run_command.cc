@@ -66,7 +66,7 @@ std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::stri
     if (model == 0) model = model_state_bytes(w);
 #endif
     if (model == 0) throw InputError(sc.file, "/workload/model_bytes", "a model size in bytes (built without LibTorch)");
-    int64_t train = w.dataset == "synthetic" ? w.synthetic.train : w.dataset == "cifar100" ? 50000 : 60000;
+    int64_t train = published_dataset(w).train;
     if (w.train_samples > 0) train = std::min(train, w.train_samples);
     return std::make_unique<NullFactory>(bytes(model), w.batch, train);
   }
