@@ -1,4 +1,4 @@
-#include "sim/cli/commands.h"
+#include "cli/commands.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -17,11 +17,6 @@
 #include "sim/runner.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
-#include "sim/sweep.h"
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <mutex>
-#include <thread>
 #ifdef GOSSIPSIM_WITH_TORCH
 #include "kernels/torch_learner.h"
 #endif
@@ -29,6 +24,12 @@
 namespace gossipsim {
 
 namespace fs = std::filesystem;
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
 
 void check_workload(const Scenario& sc, const std::string& kernels) {
   if (kernels == "none") return;
@@ -41,109 +42,6 @@ void check_workload(const Scenario& sc, const std::string& kernels) {
   if (model == 0) model = model_state_bytes(sc.workload);
 #endif
   check_memory(sc, model, static_cast<int64_t>(4.0 * features * static_cast<double>(data.train + data.test)));
-}
-
-namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-}  // namespace
-
-namespace {
-
-// The folder of a sweep: new, empty, or the same sweep's (resumed; --force
-// starts it over). Anything else is refused.
-void prepare_sweep_folder(const fs::path& out, const Sweep& sweep, bool force) {
-  if (auto marker = existing_result(out, {"sweep"}, "--out")) {
-    const std::string name = marker->value("name", sweep.name);
-    if (name != sweep.name && !force)
-      throw InputError("--out " + out.string(), "",
-                       "a folder of sweep " + sweep.name + "; it holds sweep " + name +
-                           " (choose another --out, or --force to start over)");
-    if (force) fs::remove_all(out);
-  }
-  fs::create_directories(out / "points");
-}
-
-}  // namespace
-
-int sweep_command(const SweepCommand& cmd) {
-  Sweep sweep = load_sweep(cmd.sweep);
-  auto [shard, shards] = parse_shard(cmd.shard);
-  const fs::path out = cmd.out.empty() ? fs::path("results") / sweep.name : fs::path(cmd.out);
-  prepare_sweep_folder(out, sweep, cmd.force);
-  // A point is done when its run finished: an interrupted one (marked
-  // incomplete) runs again.
-  auto point_done = [&](size_t p) {
-    auto marker = read_result_marker(out / "points" / std::to_string(p));
-    return marker && marker->value("complete", true);
-  };
-  auto mark = [&](bool complete) {
-    write_result_marker(out, "sweep", {{"name", sweep.name}, {"points", sweep.size()}, {"complete", complete}});
-  };
-  mark(false);
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
-  std::vector<size_t> todo;
-  size_t done = 0;
-  for (size_t p : shard_points(sweep.size(), shard, shards)) {
-    if (point_done(p)) ++done;
-    else todo.push_back(p);
-  }
-  fmt::print(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep.name, sweep.size(), shard,
-             shards, done, todo.size());
-  const int jobs = cmd.jobs > 0 ? cmd.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::mutex mutex;
-  std::vector<size_t> failed;
-  {
-    boost::asio::thread_pool pool(jobs);
-    for (size_t p : todo)
-      boost::asio::post(pool, [&, p] {
-        const fs::path dir = out / "points" / std::to_string(p);
-        const fs::path log = out / "points" / (std::to_string(p) + ".log");
-        std::string command = shell_quote(self) + " run " + shell_quote(sweep.base) + " --quiet --force --workers 1 --kernels " +
-                              shell_quote(cmd.kernels) + " --out " + shell_quote(dir.string());
-        for (const auto& o : sweep.overrides(p)) command += " --set " + shell_quote(o);
-        command += " > " + shell_quote(log.string()) + " 2>&1";
-        int rc = std::system(command.c_str());
-        std::lock_guard<std::mutex> lock(mutex);
-        if (rc != 0) {
-          failed.push_back(p);
-          std::ifstream in(log);
-          std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-          fmt::print(stderr, "point {} failed ({}): {}", p, sweep.values(p).dump(), text.empty() ? "no output\n" : text);
-        } else {
-          fs::remove(log);
-          fmt::print(stderr, "point {} done: {}\n", p, sweep.values(p).dump());
-        }
-      });
-    pool.join();
-  }
-  // sweep.csv exists only while every point of the grid is done: a failed or
-  // unfinished sweep leaves no folder that looks like a whole result.
-  size_t all_done = 0;
-  for (size_t p = 0; p < sweep.size(); ++p) all_done += point_done(p) ? 1 : 0;
-  const fs::path csv = out / "sweep.csv";
-  if (!failed.empty()) {
-    std::error_code ec;
-    fs::remove(csv, ec);
-    std::sort(failed.begin(), failed.end());
-    fmt::print(stderr, "{} point(s) failed: {} (their logs are in {}/points/); no sweep.csv until every point is done\n",
-               failed.size(), fmt::join(failed, ", "), out.string());
-    return 3;
-  }
-  if (all_done < sweep.size()) {
-    fmt::print(stderr, "{} of {} points done (other shards still to run); sweep.csv is written once all are\n", all_done,
-               sweep.size());
-    return 0;
-  }
-  write_file_atomically(csv, gather_sweep_csv(sweep, out.string()));
-  mark(true);
-  fmt::print("{}\n", csv.string());
-  return 0;
 }
 
 int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels) {

@@ -1,5 +1,6 @@
-// The gossipsim subcommands. Each returns the process exit code; bad input
-// is reported as an InputError by main().
+// The gossipsim subcommands (cli/*_command.cc, the small ones in
+// commands.cc). Each returns the process exit code; bad input is reported as
+// an InputError by main().
 #pragma once
 
 #include <string>
@@ -41,5 +42,8 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
 int replay_command(const std::string& file, const std::string& out);
 int topology_command(const std::string& spec, bool dot);
 int plot_command(const std::vector<std::string>& results, const std::string& out);
+
+// `s` quoted for /bin/sh.
+std::string shell_quote(const std::string& s);
 
 }  // namespace gossipsim

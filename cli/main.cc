@@ -1,0 +1,124 @@
+// gossipsim: discrete-event WAN simulation of gossip SGD with real kernels.
+// The command line: each subcommand's options are declared in one function,
+// and the chosen one runs; bad input ends in one line and exit 2.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "sim/base/error.h"
+
+namespace gossipsim {
+namespace {
+
+// What every subcommand was given.
+struct Given {
+  RunCommand run;
+  SweepCommand sweep;
+  std::string file, out, kernels = "torch";
+  std::vector<std::string> sets, results;
+  bool dot = false;
+};
+
+CLI::App* add_run(CLI::App& app, RunCommand& run) {
+  auto* c = app.add_subcommand("run", "Run every method of a scenario and write curves and summaries");
+  c->add_option("scenario", run.scenario, "Scenario JSON file (not with --resume)");
+  c->add_option("--out", run.out, "Results folder (default: results/<scenario name>)");
+  c->add_option("--set", run.sets, "Override a value: /json/pointer=value (repeatable)");
+  c->add_option("--methods", run.methods, "Only these method labels (comma-separated)")->delimiter(',');
+  c->add_option("--kernels", run.kernels, "torch: real training; none: timeline only")
+      ->check(CLI::IsMember({"torch", "none"}));
+  c->add_option("--workers", run.workers, "Threads stepping nodes (default: the scenario's)");
+  c->add_flag("--trace", run.trace, "Also write trace.json (Chrome trace events) per method");
+  c->add_flag("--quiet", run.quiet, "No progress on stderr");
+  c->add_option("--checkpoint-every", run.checkpoint_every,
+                "Write a checkpoint every this many virtual seconds, beside the results (OUT.checkpoint)");
+  c->add_option("--resume", run.resume, "Continue the interrupted run whose results folder is this");
+  c->add_flag("--force", run.force,
+              "Replace an earlier gossipsim result at --out (default: write to a fresh numbered folder)");
+  return c;
+}
+
+CLI::App* add_sweep(CLI::App& app, SweepCommand& sweep) {
+  auto* c = app.add_subcommand("sweep", "Run a grid of scenario variants in parallel; resumable, shardable");
+  c->add_option("sweep", sweep.sweep, "Sweep JSON: base scenario and axes")->required();
+  c->add_option("--out", sweep.out, "Results folder (default: results/<sweep name>)");
+  c->add_option("--shard", sweep.shard, "Run only shard i of n (points with index % n == i), e.g. 0/4");
+  c->add_option("--jobs", sweep.jobs, "Points run at once (default: one per core)");
+  c->add_option("--kernels", sweep.kernels, "torch or none")->check(CLI::IsMember({"torch", "none"}));
+  c->add_flag("--force", sweep.force, "Start over in a folder that holds an earlier sweep");
+  return c;
+}
+
+CLI::App* add_validate(CLI::App& app, Given& g) {
+  auto* c = app.add_subcommand("validate", "Check a scenario file and print what it builds");
+  c->add_option("scenario", g.file, "Scenario JSON file")->required();
+  c->add_option("--set", g.sets, "Override a value: /json/pointer=value (repeatable)");
+  c->add_option("--kernels", g.kernels,
+                "torch: also check the data and the memory of training (default); none: timeline only")
+      ->check(CLI::IsMember({"torch", "none"}));
+  return c;
+}
+
+CLI::App* add_replay(CLI::App& app, Given& g) {
+  auto* net = app.add_subcommand("net", "Network model tools");
+  net->require_subcommand(1);
+  auto* c = net->add_subcommand("replay", "Replay transfers on a topology; one CSV row per transfer");
+  c->add_option("file", g.file, "Replay JSON: topology, network, transfers")->required();
+  c->add_option("--out", g.out, "CSV file (default: standard output)");
+  return c;
+}
+
+CLI::App* add_topology(CLI::App& app, Given& g) {
+  auto* c = app.add_subcommand("topology", "Build a topology and describe it");
+  c->add_option("spec", g.file, "Scenario JSON, or a JSON object with the /topology fields")->required();
+  c->add_flag("--dot", g.dot, "Print Graphviz DOT with the drawn values");
+  return c;
+}
+
+CLI::App* add_plot(CLI::App& app, Given& g) {
+  auto* c = app.add_subcommand("plot", "Draw the plots and time-to-accuracy tables of a results folder");
+  c->add_option("results", g.results, "Results folders written by gossipsim run (several seeds draw a band) or sweep")
+      ->required();
+  c->add_option("--out", g.out, "Where the figures go (default: the results folder)");
+  return c;
+}
+
+int checked_run(const RunCommand& run) {
+  if (run.scenario.empty() == run.resume.empty())
+    throw InputError("run", "", "expected a scenario file, or --resume with a results folder (one of the two)");
+  if (!run.resume.empty() && (!run.out.empty() || !run.sets.empty() || !run.methods.empty()))
+    throw InputError("run --resume", "", "expected no --out, --set or --methods: a run resumes as it was started");
+  return run_command(run);
+}
+
+}  // namespace
+}  // namespace gossipsim
+
+int main(int argc, char** argv) {
+  using namespace gossipsim;
+  CLI::App app{"gossipsim: gossip SGD over a simulated wide area network, with real LibTorch training"};
+  app.require_subcommand(1);
+  Given g;
+  auto* run = add_run(app, g.run);
+  auto* sweep = add_sweep(app, g.sweep);
+  auto* validate = add_validate(app, g);
+  auto* replay = add_replay(app, g);
+  auto* topology = add_topology(app, g);
+  auto* plot = add_plot(app, g);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*run) return checked_run(g.run);
+    if (*sweep) return sweep_command(g.sweep);
+    if (*validate) return validate_command(g.file, g.sets, g.kernels);
+    if (*replay) return replay_command(g.file, g.out);
+    if (*topology) return topology_command(g.file, g.dot);
+    if (*plot) return plot_command(g.results, g.out);
+  } catch (const InputError& e) {
+    fmt::print(stderr, "gossipsim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gossipsim: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

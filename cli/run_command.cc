@@ -1,0 +1,374 @@
+// `gossipsim run`: every method of a scenario, one after the other, into one
+// result folder; with checkpoints, resumable after a crash or a kill.
+//
+// The checkpoint of a run written to OUT lives beside it, in OUT.checkpoint/:
+//   checkpoint.json   the scenario as run (with --set applied), the options,
+//                     the methods finished and the summary so far
+//   methods/<label>/  the outputs of each finished method
+//   current/          the method in progress (sim/checkpoint.h): state.json,
+//                     learner.bin, snapshots.bin; replaced as a whole, by
+//                     renames, at each checkpoint
+// `run --resume OUT` reads it, copies the finished methods, and resumes the
+// method in progress from `current/`; the folder is removed once the run
+// has written OUT. SIGINT and SIGTERM take a last checkpoint, write OUT
+// with what was done (marked incomplete) and exit 128 + the signal.
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/output_dir.h"
+#include "analysis/summary.h"
+#include "analysis/writers.h"
+#include "sim/base/error.h"
+#include "sim/checkpoint.h"
+#include "cli/commands.h"
+#include "sim/dataset_info.h"
+#include "sim/methods/registry.h"
+#include "sim/runner.h"
+#include "sim/scenario.h"
+#ifdef GOSSIPSIM_WITH_TORCH
+#include "kernels/torch_learner.h"
+#endif
+
+namespace gossipsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+
+class NullFactory : public LearnerFactory {
+ public:
+  NullFactory(Bytes model, int64_t batch, int64_t train) : model_(model), batch_(batch), train_(train) {}
+  std::unique_ptr<Learner> make(int nodes) override {
+    return std::make_unique<NullLearner>(nodes, model_, batch_, train_);
+  }
+
+ private:
+  Bytes model_;
+  int64_t batch_, train_;
+};
+
+std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::string& kernels) {
+  const WorkloadSpec& w = sc.workload;
+  if (kernels == "none") {
+    int64_t model = w.model_bytes;
+#ifdef GOSSIPSIM_WITH_TORCH
+    if (model == 0) model = model_state_bytes(w);
+#endif
+    if (model == 0) throw InputError(sc.file, "/workload/model_bytes", "a model size in bytes (built without LibTorch)");
+    int64_t train = published_dataset(w).train;
+    if (w.train_samples > 0) train = std::min(train, w.train_samples);
+    return std::make_unique<NullFactory>(bytes(model), w.batch, train);
+  }
+#ifdef GOSSIPSIM_WITH_TORCH
+  return make_torch_factory(w, sc.seed, sc.eval.test_samples);
+#else
+  throw InputError(sc.file, "", "--kernels none: this build has no LibTorch");
+#endif
+}
+
+nlohmann::json histogram_json(const std::vector<std::vector<int64_t>>& h) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& row : h) j.push_back(row);
+  return j;
+}
+
+void copy_folder(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to.parent_path());
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+// The checkpoint folder of a run, beside its result folder.
+class CheckpointFolder {
+ public:
+  explicit CheckpointFolder(fs::path dir) : dir_(std::move(dir)) {}
+  const fs::path& dir() const { return dir_; }
+
+  void write_header(const nlohmann::json& header) {
+    fs::create_directories(dir_);
+    write_file_atomically(dir_ / "checkpoint.json", header.dump(1) + "\n");
+  }
+  // The method in progress, replaced as a whole: current.new is complete
+  // before it takes current's place.
+  void write_current(const MethodCheckpoint& c) {
+    const fs::path fresh = dir_ / "current.new", old = dir_ / "current.old", cur = dir_ / "current";
+    fs::remove_all(fresh);
+    fs::create_directories(fresh);
+    write_method_checkpoint(fresh, c);
+    fs::remove_all(old);
+    if (fs::exists(cur)) fs::rename(cur, old);
+    fs::rename(fresh, cur);
+    fs::remove_all(old);
+  }
+  // After a kill between the two renames above, current.new is whole (its
+  // state.json is written last) or current.old is the last whole one.
+  std::optional<MethodCheckpoint> read_current() const {
+    for (const char* name : {"current", "current.new", "current.old"})
+      if (fs::exists(dir_ / name / "state.json")) return read_method_checkpoint(dir_ / name);
+    return std::nullopt;
+  }
+  void finish_method(const std::string& label, const fs::path& outputs) {
+    fs::remove_all(dir_ / "methods" / label);
+    copy_folder(outputs, dir_ / "methods" / label);
+    fs::remove_all(dir_ / "current");
+    fs::remove_all(dir_ / "current.new");
+    fs::remove_all(dir_ / "current.old");
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// A test hook (GOSSIPSIM_TEST_RAISE=N:SIG): raise SIG in this process after
+// its N-th checkpoint, to test a SIGKILL or SIGTERM at a known point.
+void maybe_raise(int checkpoints_written) {
+  const char* spec = std::getenv("GOSSIPSIM_TEST_RAISE");
+  if (!spec) return;
+  int n = 0, sig = 0;
+  if (std::sscanf(spec, "%d:%d", &n, &sig) == 2 && n == checkpoints_written) std::raise(sig);
+}
+
+// Staging folders (OUT.tmp-<pid>) left by runs that were killed: their
+// process is gone, and they never looked like a result.
+void remove_dead_staging(const fs::path& out) {
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  const std::string prefix = out.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// One `gossipsim run`, as steps over the state they share: where the run
+// comes from (a scenario, or a checkpoint to resume), which methods, the
+// result folder being staged, the checkpoint folder and the summary so far.
+class Run {
+ public:
+  explicit Run(RunCommand cmd) : cmd_(std::move(cmd)) {}
+
+  int execute() {
+    if (cmd_.resume.empty()) load_scenario_file();
+    else load_checkpoint();
+    select_methods();
+    check_options();
+    check_workload(sc_, cmd_.kernels);
+    claim_output();
+    OutputDir dir(out_, "run", {{"scenario", sc_.name}});
+    dir_ = &dir;
+    factory_ = make_factory(sc_, cmd_.kernels);
+    catch_signals();
+    start_summary();
+    for (const auto& m : methods_)
+      if (!run_method_entry(m)) break;
+    return finish();
+  }
+
+ private:
+  void load_scenario_file() {
+    sc_ = load_scenario(cmd_.scenario, cmd_.sets);
+    if (cmd_.workers > 0) sc_.workload.workers = cmd_.workers;
+  }
+
+  // --resume: the run as it was started, from the checkpoint's header.
+  void load_checkpoint() {
+    fs::path dir = cmd_.resume;
+    if (!fs::exists(dir / "checkpoint.json")) dir += ".checkpoint";
+    if (!fs::exists(dir / "checkpoint.json"))
+      throw InputError("--resume " + cmd_.resume, "",
+                       "a result folder with a checkpoint beside it (" + dir.string() + "/checkpoint.json not found)");
+    ckpt_ = std::make_unique<CheckpointFolder>(dir);
+    header_ = JsonReader::parse_file((dir / "checkpoint.json").string());
+    try {
+      cmd_.scenario = header_.at("scenario_file").get<std::string>();
+      cmd_.methods = header_.at("methods").get<std::vector<std::string>>();
+      cmd_.kernels = header_.at("kernels").get<std::string>();
+      cmd_.trace = header_.at("trace").get<bool>();
+      cmd_.checkpoint_every = header_.at("checkpoint_every").get<double>();
+      out_ = header_.at("out").get<std::string>();
+      sc_ = parse_scenario(header_.at("scenario"), cmd_.scenario);
+      sc_.workload.workers = header_.at("workers").get<int>();
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError((dir / "checkpoint.json").string(), "", std::string("expected a gossipsim checkpoint: ") + e.what());
+    }
+    if (cmd_.workers > 0) sc_.workload.workers = cmd_.workers;  // results do not depend on it
+    resume_state_ = ckpt_->read_current();
+    remove_dead_staging(out_);
+  }
+
+  void select_methods() {
+    for (const auto& m : sc_.methods)
+      if (cmd_.methods.empty() || std::find(cmd_.methods.begin(), cmd_.methods.end(), m.label) != cmd_.methods.end())
+        methods_.push_back(m);
+    for (const auto& want : cmd_.methods)
+      if (std::none_of(sc_.methods.begin(), sc_.methods.end(), [&](const auto& m) { return m.label == want; }))
+        throw InputError(cmd_.scenario, "/methods", "a method labelled " + want + " (from --methods)");
+  }
+
+  void check_options() const {
+    if (!(cmd_.checkpoint_every >= 0 && cmd_.checkpoint_every <= kMaxVirtualSeconds))
+      throw InputError("--checkpoint-every", "",
+                       fmt::format("expected a number of virtual seconds in [0, {:g}] (0: only on SIGINT/SIGTERM)",
+                                   kMaxVirtualSeconds));
+  }
+
+  // Where the result goes, and the checkpoint folder beside it.
+  void claim_output() {
+    if (ckpt_) {
+      // The result folder may have changed since the run began: refuse, before
+      // anything runs, to finish into a folder of other files.
+      existing_result(out_, {"run"}, "--resume");
+      return;
+    }
+    out_ = choose_output(cmd_.out.empty() ? fs::path("results") / sc_.name : fs::path(cmd_.out), "run", cmd_.force);
+    fs::path dir = out_;
+    dir += ".checkpoint";
+    if (fs::exists(dir))
+      throw InputError("--out " + out_.string(), "",
+                       "a folder without an unfinished run: " + dir.string() + " holds one (resume it with --resume " +
+                           out_.string() + ", or remove it)");
+    ckpt_ = std::make_unique<CheckpointFolder>(dir);
+    header_ = {{"scenario_file", cmd_.scenario}, {"scenario", sc_.document},   {"methods", cmd_.methods},
+               {"kernels", cmd_.kernels},        {"trace", cmd_.trace},        {"workers", sc_.workload.workers},
+               {"checkpoint_every", cmd_.checkpoint_every}, {"out", out_.string()}, {"done", nlohmann::json::array()},
+               {"summary", nullptr}};
+  }
+
+  // SIGINT and SIGTERM stop the run at the next event: a last checkpoint,
+  // then the outputs so far, marked incomplete.
+  static void catch_signals() {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+  }
+
+  void start_summary() {
+    summary_ = header_["summary"].is_object() ? header_["summary"]
+                                              : nlohmann::json{{"scenario", sc_.name},
+                                                               {"file", cmd_.scenario},
+                                                               {"seed", sc_.seed},
+                                                               {"topology", sc_.topology.description},
+                                                               {"nodes", sc_.topology.node_count()},
+                                                               {"kernels", cmd_.kernels},
+                                                               {"methods", nlohmann::json::array()}};
+    done_ = header_["done"].get<std::vector<std::string>>();
+    checkpointed_ = fs::exists(ckpt_->dir() / "checkpoint.json");
+  }
+
+  RunOptions run_options(const MethodOptions& m) {
+    RunOptions opts;
+    opts.trace = cmd_.trace;
+    opts.progress = !cmd_.quiet && ::isatty(2);
+    opts.checkpoint_every = seconds(cmd_.checkpoint_every);
+    opts.interrupted = &g_signal;
+    opts.resume = resume_state_ && resume_state_->label == m.label ? &*resume_state_ : nullptr;
+    opts.on_checkpoint = [this](const MethodCheckpoint& c) {
+      if (!checkpointed_) ckpt_->write_header(header_);
+      checkpointed_ = true;
+      ckpt_->write_current(c);
+      maybe_raise(++checkpoints_written_);
+    };
+    return opts;
+  }
+
+  // Runs (or, done before a resume, copies) one method; false once interrupted.
+  bool run_method_entry(const MethodOptions& m) {
+    if (std::find(done_.begin(), done_.end(), m.label) != done_.end()) {
+      copy_folder(ckpt_->dir() / "methods" / m.label, dir_->staging() / m.label);
+      return true;
+    }
+    auto learner = factory_->make(learner_nodes(sc_, m));
+    if (!summary_.contains("label_histogram") && !m.type->trains_alone)
+      summary_["label_histogram"] = histogram_json(learner->label_histogram());
+    header_["summary"] = summary_;
+    const RunOptions opts = run_options(m);
+    MethodRun r = run_method(sc_, m, *learner, opts);
+    write_method_outputs(dir_->staging() / m.label, r);
+    const nlohmann::json rs = method_summary(r);
+    summary_["methods"].push_back(rs);
+    if (r.stop == StopReason::kInterrupted) {
+      interrupted_label_ = m.label;
+      return false;
+    }
+    done_.push_back(m.label);
+    header_["done"] = done_;
+    header_["summary"] = summary_;
+    if (checkpointed_) {
+      ckpt_->finish_method(m.label, dir_->staging() / m.label);
+      ckpt_->write_header(header_);
+    }
+    report(rs, opts.progress);
+    return true;
+  }
+
+  void report(const nlohmann::json& rs, bool progress_shown) const {
+    if (cmd_.quiet) return;
+    if (!progress_shown)
+      fmt::print(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n",
+                 rs["label"].get<std::string>(), rs["virtual_s"].get<double>(), rs["epochs"].get<double>(),
+                 rs["final_accuracy"].dump(), rs["wall_s"].get<double>());
+    for (const auto& c : rs["starved_cuts"])
+      fmt::print(stderr, "  warning: {}: no transfer crossed the cut {} for {:.1f} virtual s ({:.1f} to {:.1f} s)\n",
+                 rs["label"].get<std::string>(), c["cut"].get<std::string>(), c["longest_gap_s"].get<double>(),
+                 c["from_s"].get<double>(), c["to_s"].get<double>());
+  }
+
+  // Writes the run's files and commits the folder; an interrupted run keeps
+  // its checkpoint and exits 128 + the signal.
+  int finish() {
+    const bool complete = interrupted_label_.empty();
+    summary_["complete"] = complete;
+    std::ofstream(dir_->file("scenario.json")) << sc_.document.dump(2) << "\n";
+    std::ofstream(dir_->file("summary.json")) << summary_.dump(2) << "\n";
+    if (!complete) {
+      dir_->mark({{"complete", false}});
+      dir_->commit();
+      fmt::print(stderr, "\ngossipsim: interrupted in {} at {:.3f} virtual s; {} holds what was done (incomplete); "
+                         "continue with: gossipsim run --resume {}\n",
+                 interrupted_label_, summary_["methods"].back()["virtual_s"].get<double>(), out_.string(),
+                 out_.string());
+      return 128 + static_cast<int>(g_signal);
+    }
+    dir_->commit();
+    if (checkpointed_) fs::remove_all(ckpt_->dir());
+    fmt::print("{}\n", out_.string());
+    return 0;
+  }
+
+  RunCommand cmd_;
+  Scenario sc_;
+  nlohmann::json header_;  // checkpoint.json
+  std::optional<MethodCheckpoint> resume_state_;
+  fs::path out_;
+  std::unique_ptr<CheckpointFolder> ckpt_;
+  std::vector<MethodOptions> methods_;
+  OutputDir* dir_ = nullptr;  // the staged result, while execute() runs
+  std::unique_ptr<LearnerFactory> factory_;
+  nlohmann::json summary_;
+  std::vector<std::string> done_;  // labels finished, this run or before
+  int checkpoints_written_ = 0;
+  bool checkpointed_ = false;  // a checkpoint folder was written this run or before
+  std::string interrupted_label_;
+};
+
+}  // namespace
+
+int run_command(const RunCommand& cmd) { return Run(cmd).execute(); }
+
+}  // namespace gossipsim
