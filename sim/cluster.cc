@@ -17,8 +17,8 @@ Cluster::Cluster(const MethodContext& ctx, int nodes)
     nodes_[n].base = milliseconds(ctx.scenario.compute.iteration_ms.sample(speed));
     const ComputeOverrides& o = ctx.scenario.compute.overrides;
     if (!o.empty() && n < static_cast<NodeId>(o.iteration_ms.size())) {
-      if (!std::isnan(o.iteration_ms[n])) nodes_[n].base = milliseconds(o.iteration_ms[n]);
-      nodes_[n].jitter = std::isnan(o.jitter[n]) ? jitter_ : o.jitter[n];
+      if (o.iteration_ms[n]) nodes_[n].base = milliseconds(*o.iteration_ms[n]);
+      nodes_[n].jitter = o.jitter[n].value_or(jitter_);
     } else {
       nodes_[n].jitter = jitter_;
     }

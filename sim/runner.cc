@@ -14,7 +14,7 @@
 #include "sim/methods/method.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
-#include "sim/wan.h"
+#include "sim/wan_dynamics.h"
 
 namespace gossipsim {
 

@@ -2,6 +2,7 @@
 
 #include "sim/base/safe_name.h"
 #include "sim/methods/registry.h"
+#include "sim/wan_reader.h"
 
 #include <fmt/format.h>
 

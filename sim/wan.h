@@ -62,21 +62,16 @@
 // churn (it stops the training process, not the host).
 #pragma once
 
-#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/base/distribution.h"
-#include "sim/base/json_reader.h"
 #include "sim/base/random.h"
 #include "sim/base/units.h"
 #include "topologies/graph.h"
 
 namespace gossipsim {
-
-class Simulator;
-class Network;
-struct Recorder;
 
 // A piecewise-constant function of virtual time.
 struct Profile {
@@ -92,13 +87,16 @@ struct WanProfile {
   NodeId node = 0;      // access and compute
   std::string name;     // for events.csv: "link n0--router:x", "up n3", "n3"
   Profile values;       // Mbit/s, ms or a factor
-  const char* kind() const;  // events.csv's kind: capacity, latency, speed
+  // events.csv's kind: capacity, latency, speed.
+  const char* kind() const {
+    return target == Target::kLinkLatency ? "latency" : target == Target::kCompute ? "speed" : "capacity";
+  }
 };
 
-// Per-node compute values that overrides set (NaN: the scenario's).
+// Per-node compute values that overrides set (none: the scenario's).
 struct ComputeOverrides {
-  std::vector<double> iteration_ms;  // empty, or one per node
-  std::vector<double> jitter;
+  std::vector<std::optional<double>> iteration_ms;  // empty, or one per node
+  std::vector<std::optional<double>> jitter;
   bool empty() const { return iteration_ms.empty(); }
 };
 
@@ -124,46 +122,6 @@ struct CrossTraffic {
   Distribution size_mb = Distribution::constant(1), interarrival_s = Distribution::constant(1);
   Time start, until;
   std::string name;  // "cross_traffic/0"
-};
-
-// Reads /overrides into the topology and the compute overrides.
-void apply_topology_overrides(const JsonReader& r, Topology& topology, const Streams& streams, ComputeOverrides& compute);
-
-// Reads /network/profiles, /compute/profiles, /churn and
-// /network/cross_traffic against the built topology.
-std::vector<WanProfile> parse_profiles(const JsonReader& r, const Topology& topology, const Streams& streams);
-std::vector<WanProfile> parse_compute_profiles(const JsonReader& r, const Topology& topology, const Streams& streams);
-Churn parse_churn(const JsonReader& r, const Topology& topology, const Streams& streams);
-std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& r, const Topology& topology, const Streams& streams);
-
-// Plays the profiles and the cross-traffic during a run: each profile holds
-// at most one pending event, its next change, and every change applied is
-// recorded; each cross-traffic entry holds one, its next flow.
-class WanDynamics {
- public:
-  using SetSpeed = std::function<void(NodeId, double)>;
-  WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
-              std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed);
-  void start();
-
-  int64_t cross_flows_started() const { return cross_started_; }
-  int64_t cross_flows_finished() const { return cross_finished_; }
-  int64_t cross_bytes_finished() const { return cross_bytes_; }
-
- private:
-  void schedule_next(size_t p);
-  void next_flow(size_t k);
-
-  Simulator& sim_;
-  Network& net_;
-  Recorder& recorder_;
-  std::vector<WanProfile> profiles_;
-  std::vector<CrossTraffic> traffic_;
-  SetSpeed set_speed_;
-  std::vector<size_t> next_;   // per profile: index of its next point
-  std::vector<Time> cycle_;    // per profile: start of the current period
-  std::vector<Rng> traffic_rng_;
-  int64_t cross_started_ = 0, cross_finished_ = 0, cross_bytes_ = 0;
 };
 
 }  // namespace gossipsim

@@ -15,7 +15,8 @@
 #include "sim/recorder.h"
 #include "sim/runner.h"
 #include "sim/simulator.h"
-#include "sim/wan.h"
+#include "sim/wan_dynamics.h"
+#include "sim/wan_reader.h"
 #include "test_util.h"
 
 namespace gossipsim {

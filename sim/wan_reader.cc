@@ -1,4 +1,4 @@
-#include "sim/wan.h"
+#include "sim/wan_reader.h"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,6 @@
 #include <map>
 #include <sstream>
 
-#include "sim/network.h"
-#include "sim/recorder.h"
-#include "sim/simulator.h"
 #include "topologies/builder.h"
 
 namespace gossipsim {
@@ -154,85 +151,93 @@ const ValueRange kCapacityRange{kCapacityMbps.min_draw, kCapacityMbps.max, true,
 const ValueRange kLatencyRange{0, kLatencyMs.max, false, " ms"};
 const ValueRange kFactorRange{0.01, 1000, false, ""};
 
-Profile parse_profile(const JsonReader& r, Rng rng, const ValueRange& range) {
-  r.expect_object();
-  std::vector<std::pair<double, double>> pts;  // seconds, mbps
-  int kinds = 0;
-  for (const char* kind : {"points", "csv", "diurnal", "random_walk", "on_off"}) kinds += r.has(kind) ? 1 : 0;
-  if (kinds != 1) r.fail("exactly one of points, csv, diurnal, random_walk, on_off");
-  if (r.has("points")) {
-    JsonReader list = r.at("points");
-    for (size_t i = 0; i < list.array_size(); ++i) {
-      JsonReader p = list.element(i);
-      if (p.array_size() != 2) p.fail("a [time_s, mbps] pair");
-      pts.emplace_back(p.element(0).as_number(), p.element(1).as_number());
-    }
-    if (pts.empty()) r.fail("points", "at least one [time_s, mbps] pair");
+using Points = std::vector<std::pair<double, double>>;  // seconds, value
+
+double until_of(const JsonReader& g) {
+  const double u = g.number("until_s");
+  g.require(u > 0 && u <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
+  return u;
+}
+
+double step_of(const JsonReader& g, double span) {
+  const double s = g.number("step_s");
+  g.require(s > 0 && span / s <= kMaxPoints, "step_s", fmt::format("a step > 0 giving at most {} points", kMaxPoints));
+  return s;
+}
+
+Points given_points(const JsonReader& r) {
+  Points pts;
+  JsonReader list = r.at("points");
+  for (size_t i = 0; i < list.array_size(); ++i) {
+    JsonReader p = list.element(i);
+    if (p.array_size() != 2) p.fail("a [time_s, mbps] pair");
+    pts.emplace_back(p.element(0).as_number(), p.element(1).as_number());
   }
-  if (r.has("csv")) {
-    try {
-      pts = read_csv_points(r, "csv");
-    } catch (const InputError& e) {
-      throw r.inside_named_file(e, "csv", "CSV file");
-    }
+  if (pts.empty()) r.fail("points", "at least one [time_s, mbps] pair");
+  return pts;
+}
+
+// mean * (1 + amplitude * sin(2 pi (t - phase) / period)), one point a step
+// over one period (the profile repeats it).
+Points diurnal_points(const JsonReader& g, const ValueRange& range, double& period) {
+  const double mean = g.number("mean"), amplitude = g.number("amplitude");
+  period = g.number("period_s");
+  const double phase = g.number("phase_s", 0.0);
+  g.require(mean > 0 && range.ok(mean), "mean", range.text());
+  g.require(amplitude >= 0 && amplitude <= 1, "amplitude", "a fraction in [0, 1]");
+  g.require(period > 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in (0, 1e9]");
+  const double s = step_of(g, period);
+  g.done();
+  Points pts;
+  for (double t = 0; t < period - 1e-9; t += s)
+    pts.emplace_back(t, mean * (1 + amplitude * std::sin(2 * M_PI * (t - phase) / period)));
+  return pts;
+}
+
+// Each step the value is multiplied by exp(sigma N(0, 1)), clamped.
+Points random_walk_points(const JsonReader& g, const ValueRange& range, Rng& rng) {
+  double value = g.number("start");
+  const double sigma = g.number("sigma"), lo = g.number("min"), hi = g.number("max");
+  g.require(sigma >= 0 && sigma <= 10, "sigma", "a number in [0, 10]");
+  g.require(range.ok(lo) && lo > 0 && lo <= hi, "min", range.text() + ", > 0 and <= max");
+  g.require(range.ok(hi), "max", range.text());
+  g.require(value >= lo && value <= hi, "start", "a value within [min, max]");
+  const double end = until_of(g), s = step_of(g, end);
+  g.done();
+  Points pts;
+  boost::random::normal_distribution<double> normal(0, 1);
+  for (double t = 0; t < end; t += s) {
+    pts.emplace_back(t, value);
+    value = std::clamp(value * std::exp(sigma * normal(rng)), lo, hi);
   }
-  auto until = [&](const JsonReader& g) {
-    const double u = g.number("until_s");
-    g.require(u > 0 && u <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
-    return u;
-  };
-  auto step = [&](const JsonReader& g, double span) {
-    const double s = g.number("step_s");
-    g.require(s > 0 && span / s <= kMaxPoints, "step_s", fmt::format("a step > 0 giving at most {} points", kMaxPoints));
-    return s;
-  };
-  double generated_period = 0;
-  if (auto g = r.child("diurnal")) {
-    const double mean = g->number("mean"), amplitude = g->number("amplitude"), period = g->number("period_s");
-    const double phase = g->number("phase_s", 0.0);
-    g->require(mean > 0 && range.ok(mean), "mean", range.text());
-    g->require(amplitude >= 0 && amplitude <= 1, "amplitude", "a fraction in [0, 1]");
-    g->require(period > 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in (0, 1e9]");
-    const double s = step(*g, period);
-    g->done();
-    for (double t = 0; t < period - 1e-9; t += s)
-      pts.emplace_back(t, mean * (1 + amplitude * std::sin(2 * M_PI * (t - phase) / period)));
-    generated_period = period;
+  return pts;
+}
+
+// Alternating periods at `on` and `off`, of drawn lengths.
+Points on_off_points(const JsonReader& g, const ValueRange& range, Rng& rng) {
+  const double on = g.number("on"), off = g.number("off", 0.0);
+  const Distribution up = Distribution::parse(g.at("up_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
+  const Distribution down = Distribution::parse(g.at("down_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
+  const double end = until_of(g);
+  g.done();
+  g.require(range.ok(on), "on", range.text());
+  g.require(range.ok(off), "off", range.text());
+  Points pts;
+  for (double t = 0; t < end && pts.size() <= kMaxPoints;) {
+    pts.emplace_back(t, on);
+    t += up.sample(rng);
+    if (t >= end) break;
+    pts.emplace_back(t, off);
+    t += down.sample(rng);
   }
-  if (auto g = r.child("random_walk")) {
-    double value = g->number("start");
-    const double sigma = g->number("sigma"), lo = g->number("min"), hi = g->number("max");
-    g->require(sigma >= 0 && sigma <= 10, "sigma", "a number in [0, 10]");
-    g->require(range.ok(lo) && lo > 0 && lo <= hi, "min", range.text() + ", > 0 and <= max");
-    g->require(range.ok(hi), "max", range.text());
-    g->require(value >= lo && value <= hi, "start", "a value within [min, max]");
-    const double end = until(*g), s = step(*g, end);
-    g->done();
-    boost::random::normal_distribution<double> normal(0, 1);
-    for (double t = 0; t < end; t += s) {
-      pts.emplace_back(t, value);
-      value = std::clamp(value * std::exp(sigma * normal(rng)), lo, hi);
-    }
-  }
-  if (auto g = r.child("on_off")) {
-    const double on = g->number("on"), off = g->number("off", 0.0);
-    const Distribution up = Distribution::parse(g->at("up_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
-    const Distribution down = Distribution::parse(g->at("down_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
-    const double end = until(*g);
-    g->done();
-    g->require(range.ok(on), "on", range.text());
-    g->require(range.ok(off), "off", range.text());
-    for (double t = 0; t < end && pts.size() <= kMaxPoints;) {
-      pts.emplace_back(t, on);
-      t += up.sample(rng);
-      if (t >= end) break;
-      pts.emplace_back(t, off);
-      t += down.sample(rng);
-    }
-  }
+  return pts;
+}
+
+// The points as a profile, each checked: times in range and strictly
+// increasing (also once rounded to the nanosecond), within the period,
+// values in range.
+Profile checked_profile(const JsonReader& r, const Points& pts, double period, const ValueRange& range) {
   Profile p;
-  const double period = r.number("period_s", generated_period);
-  r.require(period >= 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in [0, 1e9]");
   p.period = seconds(period);
   if (pts.size() > kMaxPoints) r.fail(fmt::format("at most {} points", kMaxPoints));
   for (size_t i = 0; i < pts.size(); ++i) {
@@ -244,10 +249,32 @@ Profile parse_profile(const JsonReader& r, Rng rng, const ValueRange& range) {
     if (!range.ok(v)) r.fail(where + ": " + range.text());
     p.points.emplace_back(seconds(t), v);
   }
-  // Rounding to the nanosecond must not merge two points.
   for (size_t i = 1; i < p.points.size(); ++i)
     if (p.points[i].first <= p.points[i - 1].first) r.fail("points at least 1 ns apart");
   return p;
+}
+
+Profile parse_profile(const JsonReader& r, Rng rng, const ValueRange& range) {
+  r.expect_object();
+  int kinds = 0;
+  for (const char* kind : {"points", "csv", "diurnal", "random_walk", "on_off"}) kinds += r.has(kind) ? 1 : 0;
+  if (kinds != 1) r.fail("exactly one of points, csv, diurnal, random_walk, on_off");
+  Points pts;
+  double generated_period = 0;
+  if (r.has("points")) pts = given_points(r);
+  if (r.has("csv")) {
+    try {
+      pts = read_csv_points(r, "csv");
+    } catch (const InputError& e) {
+      throw r.inside_named_file(e, "csv", "CSV file");
+    }
+  }
+  if (auto g = r.child("diurnal")) pts = diurnal_points(*g, range, generated_period);
+  if (auto g = r.child("random_walk")) pts = random_walk_points(*g, range, rng);
+  if (auto g = r.child("on_off")) pts = on_off_points(*g, range, rng);
+  const double period = r.number("period_s", generated_period);
+  r.require(period >= 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in [0, 1e9]");
+  return checked_profile(r, pts, period, range);
 }
 
 }  // namespace
@@ -292,8 +319,8 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
     }
     e.done();
     if ((iteration || jitter) && compute.empty()) {
-      compute.iteration_ms.assign(n, NAN);
-      compute.jitter.assign(n, NAN);
+      compute.iteration_ms.assign(n, std::nullopt);
+      compute.jitter.assign(n, std::nullopt);
     }
     for (NodeId i : nodes) {
       Rng rng = streams.stream(fmt::format("override-{}", k), static_cast<uint64_t>(i));
@@ -303,14 +330,6 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
       if (up) v.up = mbps(up->sample(rng));
       if (down) v.down = mbps(down->sample(rng));
     }
-  }
-}
-
-const char* WanProfile::kind() const {
-  switch (target) {
-    case Target::kLinkLatency: return "latency";
-    case Target::kCompute: return "speed";
-    default: return "capacity";
   }
 }
 
@@ -371,6 +390,7 @@ std::vector<WanProfile> parse_compute_profiles(const JsonReader& list, const Top
 }
 
 namespace {
+
 ChurnEvent churn_event(Time at, NodeId n, ChurnEvent::Kind kind, const std::string& model) {
   ChurnEvent e;
   e.at = at;
@@ -379,16 +399,99 @@ ChurnEvent churn_event(Time at, NodeId n, ChurnEvent::Kind kind, const std::stri
   e.model = model;
   return e;
 }
+
+// A churn event as read, with where it was given (for errors); a node whose
+// cycle starts down has a mark of its own, before any event.
+struct TaggedChurn {
+  ChurnEvent e;
+  std::string path;
+  bool starts_down = false;
+};
+
+constexpr size_t kMaxChurnEvents = 1000000;
+
+ChurnEvent::Kind churn_kind(const std::string& s) {
+  return s == "crash" ? ChurnEvent::Kind::kCrash : s == "leave" ? ChurnEvent::Kind::kLeave : ChurnEvent::Kind::kJoin;
+}
+
+void read_churn_events(const JsonReader& list, const std::vector<NodeId>& nodes, const std::string& model,
+                       std::vector<TaggedChurn>& all) {
+  if (list.array_size() == 0) list.fail("at least one [time_s, crash | leave | join] pair");
+  for (size_t i = 0; i < list.array_size(); ++i) {
+    JsonReader p = list.element(i);
+    if (p.array_size() != 2) p.fail("a [time_s, crash | leave | join] pair");
+    const double at = p.element(0).as_number();
+    if (!(at >= 0 && at <= kMaxVirtualSeconds)) p.element(0).fail("a time in [0, 1e9] s");
+    const std::string what = p.element(1).as_string();
+    if (what != "crash" && what != "leave" && what != "join") p.element(1).fail("one of crash, leave, join");
+    for (NodeId n : nodes) all.push_back({churn_event(seconds(at), n, churn_kind(what), model), p.path()});
+  }
+}
+
+// Alternating up and down periods of drawn lengths, per node from a stream
+// of the entry's own.
+void read_churn_cycle(const JsonReader& c, const std::vector<NodeId>& nodes, const std::string& model, size_t entry,
+                      const Streams& streams, std::vector<TaggedChurn>& all) {
+  const Distribution up = Distribution::parse(c.at("up_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
+  const Distribution down = Distribution::parse(c.at("down_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
+  const double until = c.number("until_s");
+  c.require(until > 0 && until <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
+  const std::string how = c.string("down", "crash");
+  if (how != "crash" && how != "leave") c.fail("down", "one of crash, leave");
+  const std::string start = c.string("start", "up");
+  if (start != "up" && start != "down") c.fail("start", "one of up, down");
+  c.done();
+  for (NodeId n : nodes) {
+    Rng rng = streams.stream(fmt::format("churn-{}", entry), static_cast<uint64_t>(n));
+    bool is_up = start == "up";
+    if (!is_up) all.push_back({churn_event(Time::zero(), n, ChurnEvent::Kind::kCrash, model), c.path(), true});
+    for (double at = 0;;) {
+      at += (is_up ? up : down).sample(rng);
+      if (at >= until) break;
+      all.push_back({churn_event(seconds(at), n, is_up ? churn_kind(how) : ChurnEvent::Kind::kJoin, model), c.path()});
+      is_up = !is_up;
+      if (all.size() > kMaxChurnEvents) c.fail(fmt::format("at most {} churn events in all", kMaxChurnEvents));
+    }
+  }
+}
+
+// Every node's events in time order, checked to alternate down and join at
+// distinct times; the nodes that start down.
+Churn ordered_churn(std::vector<TaggedChurn> all, const std::string& file) {
+  std::stable_sort(all.begin(), all.end(), [](const TaggedChurn& a, const TaggedChurn& b) {
+    if (a.e.node != b.e.node) return a.e.node < b.e.node;
+    if (a.starts_down != b.starts_down) return a.starts_down;
+    return a.e.at < b.e.at;
+  });
+  Churn churn;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const TaggedChurn& x = all[i];
+    const bool first = i == 0 || all[i - 1].e.node != x.e.node;
+    // A node is up before its first event unless that event is a join.
+    const bool was_up = first ? x.e.down() : !all[i - 1].e.down();
+    if (!first && !all[i - 1].starts_down && all[i - 1].e.at == x.e.at)
+      throw InputError(file, x.path,
+                       fmt::format("expected node {}'s events at distinct times (two at {:g} s; churn entries overlap)",
+                                   x.e.node, x.e.at.seconds()));
+    if (x.e.down() != was_up)
+      throw InputError(file, x.path,
+                       fmt::format("expected node {}'s events to alternate down and join: a {} at {:g} s while it is {}",
+                                   x.e.node, x.e.down() ? "down event" : "join", x.e.at.seconds(),
+                                   was_up ? "up" : "down"));
+    if ((first && !x.e.down()) || x.starts_down) churn.start_down.push_back(x.e.node);
+    if (!x.starts_down) churn.events.push_back(x.e);
+  }
+  std::stable_sort(churn.events.begin(), churn.events.end(), [](const ChurnEvent& a, const ChurnEvent& b) {
+    return a.at != b.at ? a.at < b.at : a.node < b.node;
+  });
+  return churn;
+}
+
 }  // namespace
 
 Churn parse_churn(const JsonReader& list, const Topology& t, const Streams& streams) {
   const auto names = vertex_names(t);
-  struct Tagged {
-    ChurnEvent e;
-    std::string path;  // where it was given, for errors
-  };
-  std::vector<Tagged> all;
-  constexpr size_t kMaxEvents = 1000000;
+  std::vector<TaggedChurn> all;
   for (size_t k = 0; k < list.array_size(); ++k) {
     JsonReader e = list.element(k);
     e.expect_object();
@@ -396,74 +499,12 @@ Churn parse_churn(const JsonReader& list, const Topology& t, const Streams& stre
     const std::string model = e.string("model", "average");
     if (model != "average" && model != "fresh" && model != "stale") e.fail("model", "one of average, fresh, stale");
     if (e.has("events") == e.has("cycle")) e.fail("exactly one of events, cycle");
-    auto kind_of = [](const std::string& s) {
-      return s == "crash" ? ChurnEvent::Kind::kCrash : s == "leave" ? ChurnEvent::Kind::kLeave : ChurnEvent::Kind::kJoin;
-    };
-    if (auto list = e.child("events")) {
-      if (list->array_size() == 0) list->fail("at least one [time_s, crash | leave | join] pair");
-      for (size_t i = 0; i < list->array_size(); ++i) {
-        JsonReader p = list->element(i);
-        if (p.array_size() != 2) p.fail("a [time_s, crash | leave | join] pair");
-        const double at = p.element(0).as_number();
-        if (!(at >= 0 && at <= kMaxVirtualSeconds)) p.element(0).fail("a time in [0, 1e9] s");
-        const std::string what = p.element(1).as_string();
-        if (what != "crash" && what != "leave" && what != "join") p.element(1).fail("one of crash, leave, join");
-        for (NodeId n : nodes) all.push_back({churn_event(seconds(at), n, kind_of(what), model), p.path()});
-      }
-    }
-    if (auto c = e.child("cycle")) {
-      const Distribution up = Distribution::parse(c->at("up_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
-      const Distribution down = Distribution::parse(c->at("down_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
-      const double until = c->number("until_s");
-      c->require(until > 0 && until <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
-      const std::string how = c->string("down", "crash");
-      if (how != "crash" && how != "leave") c->fail("down", "one of crash, leave");
-      const std::string start = c->string("start", "up");
-      if (start != "up" && start != "down") c->fail("start", "one of up, down");
-      c->done();
-      for (NodeId n : nodes) {
-        Rng rng = streams.stream(fmt::format("churn-{}", k), static_cast<uint64_t>(n));
-        bool is_up = start == "up";
-        // A node that starts down: a down event before time 0, read below.
-        if (!is_up) all.push_back({churn_event(Time::ns(-1), n, ChurnEvent::Kind::kCrash, model), c->path()});
-        for (double at = 0;;) {
-          at += (is_up ? up : down).sample(rng);
-          if (at >= until) break;
-          all.push_back({churn_event(seconds(at), n, is_up ? kind_of(how) : ChurnEvent::Kind::kJoin, model), c->path()});
-          is_up = !is_up;
-          if (all.size() > kMaxEvents) c->fail(fmt::format("at most {} churn events in all", kMaxEvents));
-        }
-      }
-    }
-    if (all.size() > kMaxEvents) e.fail(fmt::format("at most {} churn events in all", kMaxEvents));
+    if (auto events = e.child("events")) read_churn_events(*events, nodes, model, all);
+    if (auto c = e.child("cycle")) read_churn_cycle(*c, nodes, model, k, streams, all);
+    if (all.size() > kMaxChurnEvents) e.fail(fmt::format("at most {} churn events in all", kMaxChurnEvents));
     e.done();
   }
-  std::stable_sort(all.begin(), all.end(), [](const Tagged& a, const Tagged& b) {
-    return a.e.node != b.e.node ? a.e.node < b.e.node : a.e.at < b.e.at;
-  });
-  Churn churn;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Tagged& x = all[i];
-    const bool first = i == 0 || all[i - 1].e.node != x.e.node;
-    // A node is up before its first event unless that event is a join.
-    const bool was_up = first ? x.e.down() : !all[i - 1].e.down();
-    if (!first && all[i - 1].e.at == x.e.at)
-      throw InputError(list.file(), x.path,
-                       fmt::format("expected node {}'s events at distinct times (two at {:g} s; churn entries overlap)",
-                                   x.e.node, x.e.at.seconds()));
-    if (x.e.down() != was_up)
-      throw InputError(list.file(), x.path,
-                       fmt::format("expected node {}'s events to alternate down and join: a {} at {:g} s while it is {}",
-                                   x.e.node, x.e.down() ? "down event" : "join", x.e.at.seconds(),
-                                   was_up ? "up" : "down"));
-    if (first && !x.e.down()) churn.start_down.push_back(x.e.node);
-    if (x.e.at < Time::zero()) churn.start_down.push_back(x.e.node);  // "start": "down"
-    else churn.events.push_back(x.e);
-  }
-  std::stable_sort(churn.events.begin(), churn.events.end(), [](const ChurnEvent& a, const ChurnEvent& b) {
-    return a.at != b.at ? a.at < b.at : a.node < b.node;
-  });
-  return churn;
+  return ordered_churn(std::move(all), list.file());
 }
 
 std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& list, const Topology& t, const Streams& streams) {
@@ -499,74 +540,6 @@ std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& list, const Topo
     out.push_back(std::move(c));
   }
   return out;
-}
-
-WanDynamics::WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
-                         std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed)
-    : sim_(sim), net_(net), recorder_(recorder), profiles_(std::move(profiles)), traffic_(std::move(traffic)),
-      set_speed_(std::move(set_speed)), next_(profiles_.size(), 0), cycle_(profiles_.size(), Time::zero()) {
-  const Streams streams(seed);
-  for (size_t k = 0; k < traffic_.size(); ++k) traffic_rng_.push_back(streams.stream("cross-traffic", k));
-}
-
-void WanDynamics::start() {
-  for (size_t p = 0; p < profiles_.size(); ++p) schedule_next(p);
-  for (size_t k = 0; k < traffic_.size(); ++k) {
-    const Time first = traffic_[k].start + seconds(traffic_[k].interarrival_s.sample(traffic_rng_[k]));
-    if (first < traffic_[k].until) sim_.schedule_at(first, [this, k] { next_flow(k); });
-  }
-}
-
-void WanDynamics::next_flow(size_t k) {
-  const CrossTraffic& c = traffic_[k];
-  Rng& rng = traffic_rng_[k];
-  const NodeId src = c.from[uniform_index(rng, c.from.size())];
-  std::vector<NodeId> to;
-  for (NodeId n : c.to)
-    if (n != src) to.push_back(n);
-  const double size_mb = c.size_mb.sample(rng);
-  if (!to.empty()) {
-    const NodeId dst = to[uniform_index(rng, to.size())];
-    const Bytes size{std::max<int64_t>(1, std::llround(size_mb * 1e6))};
-    ++cross_started_;
-    recorder_.network_events.push_back({sim_.now(), "cross-traffic", fmt::format("n{}->n{}", src, dst),
-                                        static_cast<double>(size.count), c.name});
-    net_.start_flow(src, dst, size, [this](const FlowRecord& f) {
-      if (f.lost) return;
-      ++cross_finished_;
-      cross_bytes_ += f.size.count;
-    }, /*background=*/true);
-  }
-  const Time next = sim_.now() + seconds(c.interarrival_s.sample(rng));
-  if (next < c.until) sim_.schedule_at(next, [this, k] { next_flow(k); });
-}
-
-void WanDynamics::schedule_next(size_t p) {
-  const WanProfile& c = profiles_[p];
-  const auto& points = c.values.points;
-  if (next_[p] == points.size()) {
-    if (c.values.period == Time::zero()) return;  // the last value holds for ever
-    next_[p] = 0;
-    cycle_[p] += c.values.period;
-  }
-  const Time at = cycle_[p] + points[next_[p]].first;
-  if (at.ns() > static_cast<int64_t>(kMaxVirtualSeconds * 1e9)) return;
-  sim_.schedule_at(at, [this, p] {
-    const WanProfile& c = profiles_[p];
-    const double value = c.values.points[next_[p]].second;
-    switch (c.target) {
-      case WanProfile::Target::kLinkCapacity: net_.set_link_capacity(c.a, c.b, mbps(value)); break;
-      case WanProfile::Target::kLinkLatency: net_.set_link_latency(c.a, c.b, milliseconds(value)); break;
-      case WanProfile::Target::kUp: net_.set_access_capacity(c.node, true, mbps(value)); break;
-      case WanProfile::Target::kDown: net_.set_access_capacity(c.node, false, mbps(value)); break;
-      case WanProfile::Target::kCompute:
-        if (set_speed_) set_speed_(c.node, value);
-        break;
-    }
-    recorder_.network_events.push_back({sim_.now(), c.kind(), c.name, value, ""});
-    ++next_[p];
-    schedule_next(p);
-  });
 }
 
 }  // namespace gossipsim
