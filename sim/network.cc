@@ -331,8 +331,19 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
     for (auto& f : flows_) f.stamp = 0;
     stamp_ = 1;
   }
+  gather_group(seeds, whole);
+  for (int r : split_) resources_[r].split = false;
+  split_.clear();
+  flows_resolved_ += scratch_flows_.size();
+  fill(sim_.now().ns());
+  reschedule();
+}
+
+// The group of the seeds: breadth-first over resource -> flows -> resources,
+// marking with the current stamp; its flows into scratch_flows_ (unfixed),
+// its resources into scratch_resources_.
+void Network::gather_group(const std::vector<int>& seeds, bool whole) {
   const uint32_t stamp = stamp_;
-  const int64_t now = sim_.now().ns();
   auto& group = scratch_flows_;
   auto& touched = scratch_resources_;
   group.clear();
@@ -343,7 +354,6 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
       touched.push_back(r);
     }
   const bool follow_all = whole || !skip_loose_;
-  // Breadth-first over resource -> flows -> resources.
   for (size_t i = 0; i < touched.size(); ++i) {
     const Resource& from = resources_[touched[i]];
     if (!follow_all && !from.split && loose(from)) continue;
@@ -361,21 +371,23 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
         }
     }
   }
-  for (int r : split_) resources_[r].split = false;
-  split_.clear();
-  flows_resolved_ += group.size();
-  // Progressive filling: saturate the resource with the smallest fair level
-  // (remaining capacity over the weight of its unfixed flows; under max-min
-  // every weight is 1 and the level is the fair share), fixing its flows at
-  // weight x level; repeat. Under tcp a flow's window bound enters the same
-  // heap at bound / weight and fixes that flow alone when it comes first.
-  // Fixing flows at the smallest level never lowers another resource's
-  // level, so a heap entry can only be below its resource's true level: on
-  // pop, a stale entry goes back in at the true value instead of being
-  // pushed at every change. Entries below 0 are flows (-(slot + 1)).
+}
+
+// Progressive filling of the gathered group: saturate the resource with the
+// smallest fair level (remaining capacity over the weight of its unfixed
+// flows; under max-min every weight is 1 and the level is the fair share),
+// fixing its flows at weight x level; repeat. Under tcp a flow's window
+// bound enters the same heap at bound / weight and fixes that flow alone
+// when it comes first. Fixing flows at the smallest level never lowers
+// another resource's level, so a heap entry can only be below its
+// resource's true level: on pop, a stale entry goes back in at the true
+// value instead of being pushed at every change. Entries below 0 are flows
+// (-(slot + 1)).
+void Network::fill(int64_t now) {
+  using Share = std::pair<double, int>;
   auto& heap = scratch_heap_;
   heap.clear();
-  for (int r : touched) {
+  for (int r : scratch_resources_) {
     Resource& res = resources_[r];
     res.remaining = res.capacity * capacity_factor_;
     res.unfixed = static_cast<int>(res.flows.size());
@@ -388,41 +400,16 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
     if (res.unfixed > 0 && !skip) heap.emplace_back(res.remaining / res.weight, r);
   }
   if (model_.tcp)
-    for (uint32_t s : group)
+    for (uint32_t s : scratch_flows_)
       if (flows_[s].bound > 0) heap.emplace_back(flows_[s].bound / flows_[s].weight, -static_cast<int>(s) - 1);
-  using Share = std::pair<double, int>;
   std::make_heap(heap.begin(), heap.end(), std::greater<Share>{});
-  auto fix = [&](uint32_t s, double rate) {
-    Flow& f = flows_[s];
-    f.fixed = true;
-    // A flow whose rate changes first drains at its old rate up to now.
-    if (rate != f.rate) {
-      f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
-      f.updated = now;
-      f.rate = rate;
-      const double left_ns = rate > 0 ? f.remaining * 1e9 / rate : 0;
-      if (rate > 0 && left_ns <= kMaxVirtualSeconds * 1e9) {
-        set_finish(s, now + std::llround(left_ns));
-      } else {  // stalled (a resource of capacity 0), or too slow to end in any run: no finish until its rate rises
-        f.finish = -1;
-        ++f.version;
-      }
-    }
-    const int* route = f.resources();
-    for (int k = 0; k < f.length; ++k) {
-      Resource& other = resources_[route[k]];
-      other.remaining = std::max(0.0, other.remaining - rate);
-      other.weight -= f.weight;
-      --other.unfixed;
-    }
-  };
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<Share>{});
     auto [key, r] = heap.back();
     heap.pop_back();
     if (r < 0) {
       const uint32_t s = static_cast<uint32_t>(-(r + 1));
-      if (!flows_[s].fixed) fix(s, flows_[s].bound);
+      if (!flows_[s].fixed) fix(s, flows_[s].bound, now);
       continue;
     }
     Resource& res = resources_[r];
@@ -435,9 +422,35 @@ void Network::resolve(const std::vector<int>& seeds, bool whole) {
     }
     if (!skip_loose_ && loose(res)) ++loose_saturations_;  // the check of set_skip_loose(false)
     for (uint32_t s : res.flows)
-      if (!flows_[s].fixed) fix(s, flows_[s].weight * level);
+      if (!flows_[s].fixed) fix(s, flows_[s].weight * level, now);
   }
-  reschedule();
+}
+
+// Fixes flow s at `rate` from `now`: a flow whose rate changes first drains
+// at its old rate up to now, then gets its new finish time; its resources
+// give up the rate.
+void Network::fix(uint32_t s, double rate, int64_t now) {
+  Flow& f = flows_[s];
+  f.fixed = true;
+  if (rate != f.rate) {
+    f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
+    f.updated = now;
+    f.rate = rate;
+    const double left_ns = rate > 0 ? f.remaining * 1e9 / rate : 0;
+    if (rate > 0 && left_ns <= kMaxVirtualSeconds * 1e9) {
+      set_finish(s, now + std::llround(left_ns));
+    } else {  // stalled (a resource of capacity 0), or too slow to end in any run: no finish until its rate rises
+      f.finish = -1;
+      ++f.version;
+    }
+  }
+  const int* route = f.resources();
+  for (int k = 0; k < f.length; ++k) {
+    Resource& other = resources_[route[k]];
+    other.remaining = std::max(0.0, other.remaining - rate);
+    other.weight -= f.weight;
+    --other.unfixed;
+  }
 }
 
 void Network::set_capacity(std::vector<int> resources, double bytes_per_second) {

@@ -163,6 +163,9 @@ class Network {
   // the flows through them change), so every resource of the group is
   // followed, loose or not.
   void resolve(const std::vector<int>& seeds, bool whole = false);
+  void gather_group(const std::vector<int>& seeds, bool whole);  // resolve's steps
+  void fill(int64_t now);
+  void fix(uint32_t slot, double rate, int64_t now);
   bool loose(const Resource& r) const {
     return r.capacity > (1 + 1e-6) * 1000.0 * static_cast<double>(r.bottlenecks_kbps);
   }

@@ -336,8 +336,8 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   if (sc.topology.node_count() < 2)
     for (size_t i = 0; i < sc.methods.size(); ++i)
       if (!sc.methods[i].type->trains_alone)
-        r.fail("topology", fmt::format("at least 2 compute nodes for method {} (only a method that trains alone, "
-                                       "such as `single`, runs on one)",
+        r.fail("topology", fmt::format("at least 2 compute nodes for method {} (only a method that trains alone "
+                                       "runs on one)",
                                        sc.methods[i].label));
   check_memory(sc);
   return sc;

@@ -106,7 +106,7 @@ struct Scenario {
   EvalOptions eval;
   LimitsOptions limits;
   // /churn: nodes that crash, leave and join (sim/wan.h). Every method but
-  // `single` (which has no network) plays it.
+  // one that trains alone (it has no network) plays it.
   Churn churn;
 };
 

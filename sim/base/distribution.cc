@@ -7,6 +7,7 @@
 #include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
+#include <tuple>
 
 namespace gossipsim {
 
@@ -16,41 +17,40 @@ Distribution Distribution::constant(double v) {
   return d;
 }
 
-Distribution Distribution::parse(const JsonReader& r, Domain domain, Bounds bounds) {
-  const bool positive = domain == Domain::kPositive;
-  const bool nonneg = domain != Domain::kAny;
-  const std::string sign = std::string(positive ? "a number > 0" : "a number >= 0") +
-                           (std::isfinite(bounds.max) ? fmt::format(" and <= {:g}", bounds.max) : "");
-  auto bad = [&](double v) { return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max; };
-  auto check = [&](const JsonReader& at, const std::string& key, double v) {
+// What parse() allows for the values of one domain and bounds, and one
+// function per kind that reads its parameters into a distribution.
+struct Distribution::Reader {
+  const JsonReader& r;
+  bool positive, nonneg;
+  Bounds bounds;
+  std::string sign;  // what a value must be, in words
+
+  Reader(const JsonReader& r, Domain domain, Bounds b)
+      : r(r), positive(domain == Domain::kPositive), nonneg(domain != Domain::kAny), bounds(b),
+        sign(std::string(positive ? "a number > 0" : "a number >= 0") +
+             (std::isfinite(b.max) ? fmt::format(" and <= {:g}", b.max) : "")) {}
+
+  bool bad(double v) const { return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max; }
+  void check(const JsonReader& at, const std::string& key, double v) const {
     if (bad(v)) at.fail(key, sign);
-  };
-  auto at_most = [&](const std::string& key, double v) {
-    if (v > bounds.max) r.fail(key, fmt::format("a number <= {:g}", bounds.max));
-  };
-  if (r.value().is_number()) {
-    double v = r.as_number();
-    if (bad(v)) r.fail(sign);
-    Distribution d = constant(v);
-    d.bounds_ = bounds;
-    return d;
   }
-  if (!r.value().is_object()) r.fail("a number or an object {\"dist\": ...}");
-  Distribution d;
-  d.bounds_ = bounds;
-  const std::string kind = r.string("dist");
-  if (kind == "constant") {
+  void at_most(const std::string& key, double v) const {
+    if (v > bounds.max) r.fail(key, fmt::format("a number <= {:g}", bounds.max));
+  }
+
+  void constant(Distribution& d) const {
     d.a_ = r.number("value");
     check(r, "value", d.a_);
-  } else if (kind == "uniform") {
-    d.kind_ = Kind::kUniform;
+  }
+  void uniform(Distribution& d) const {
     d.a_ = r.number("min");
     d.b_ = r.number("max");
     check(r, "min", d.a_);
     r.require(d.b_ >= d.a_, "max", "a number >= min");
     at_most("max", d.b_);
-  } else if (kind == "normal") {
-    d.kind_ = Kind::kNormal;
+  }
+  // Truncated at `min` (default 0) in a domain of non-negative values.
+  void normal(Distribution& d) const {
     d.a_ = r.number("mean");
     d.b_ = r.number("std");
     r.require(d.b_ >= 0, "std", "a number >= 0");
@@ -62,28 +62,28 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain, Bounds boun
     if (d.truncated_ && d.b_ == 0) r.require(d.a_ >= d.floor_, "mean", "a mean >= the truncation point");
     if (d.truncated_ && d.b_ > 0)
       r.require(d.a_ + 6 * d.b_ > d.floor_, "mean", "a mean within 6 std of the truncation point");
-  } else if (kind == "lognormal") {
-    d.kind_ = Kind::kLognormal;
+  }
+  void lognormal(Distribution& d) const {
     d.a_ = r.number("median");
     d.b_ = r.number("sigma");
     r.require(d.a_ > 0, "median", "a number > 0");
     at_most("median", d.a_);
     r.require(d.b_ <= 20, "sigma", "a number <= 20");
     r.require(d.b_ >= 0, "sigma", "a number >= 0");
-  } else if (kind == "exponential") {
-    d.kind_ = Kind::kExponential;
+  }
+  void exponential(Distribution& d) const {
     d.a_ = r.number("mean");
     r.require(d.a_ > 0, "mean", "a number > 0");
     at_most("mean", d.a_);
-  } else if (kind == "pareto") {
-    d.kind_ = Kind::kPareto;
+  }
+  void pareto(Distribution& d) const {
     d.a_ = r.number("scale");
     d.b_ = r.number("shape");
     r.require(d.a_ > 0, "scale", "a number > 0");
     at_most("scale", d.a_);
     r.require(d.b_ > 0, "shape", "a number > 0");
-  } else if (kind == "empirical") {
-    d.kind_ = Kind::kEmpirical;
+  }
+  void empirical(Distribution& d) const {
     d.values_ = r.numbers("values");
     r.require(!d.values_.empty(), "values", "a non-empty array of numbers");
     for (size_t i = 0; i < d.values_.size(); ++i) check(r.at("values"), std::to_string(i), d.values_[i]);
@@ -96,9 +96,33 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain, Bounds boun
       d.cumulative_.push_back(total);
     }
     r.require(total > 0 && std::isfinite(total), "weights", "weights that are not all zero, with a finite sum");
-  } else {
-    r.fail("dist", "one of constant, uniform, normal, lognormal, exponential, pareto, empirical");
   }
+};
+
+Distribution Distribution::parse(const JsonReader& r, Domain domain, Bounds bounds) {
+  const Reader read(r, domain, bounds);
+  if (r.value().is_number()) {
+    double v = r.as_number();
+    if (read.bad(v)) r.fail(read.sign);
+    Distribution d = constant(v);
+    d.bounds_ = bounds;
+    return d;
+  }
+  if (!r.value().is_object()) r.fail("a number or an object {\"dist\": ...}");
+  using Read = void (Reader::*)(Distribution&) const;
+  static const std::vector<std::tuple<std::string, Kind, Read>> kinds = {
+      {"constant", Kind::kConstant, &Reader::constant},          {"uniform", Kind::kUniform, &Reader::uniform},
+      {"normal", Kind::kNormal, &Reader::normal},                {"lognormal", Kind::kLognormal, &Reader::lognormal},
+      {"exponential", Kind::kExponential, &Reader::exponential}, {"pareto", Kind::kPareto, &Reader::pareto},
+      {"empirical", Kind::kEmpirical, &Reader::empirical}};
+  Distribution d;
+  d.bounds_ = bounds;
+  const std::string kind = r.string("dist");
+  auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return std::get<0>(k) == kind; });
+  if (it == kinds.end())
+    r.fail("dist", "one of constant, uniform, normal, lognormal, exponential, pareto, empirical");
+  d.kind_ = std::get<1>(*it);
+  (read.*std::get<2>(*it))(d);
   r.done();
   return d;
 }

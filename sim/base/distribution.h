@@ -54,6 +54,8 @@ class Distribution {
   std::string describe() const;
 
  private:
+  struct Reader;  // reads one kind's parameters (distribution.cc)
+  friend struct Reader;
   double draw(Rng& rng) const;
 
   Kind kind_ = Kind::kConstant;
