@@ -17,6 +17,8 @@
 #include "sim/simulator.h"
 #include "sim/wan_dynamics.h"
 #include "sim/wan_reader.h"
+#include "method_invariants.h"
+#include "sim/methods/registry.h"
 #include "test_util.h"
 
 namespace gossipsim {
@@ -99,52 +101,15 @@ TEST(Churn, AGracefulLeaveDeliversWhatItSentAndCutsWhatItWasSent) {
 }
 
 TEST(Churn, EveryMethodKeepsDownNodesSilent) {
-  // Half the nodes cycle through crashes (and leaves) and joins; whatever
-  // each method does, a node that is down computes nothing, starts no
-  // transfer and merges nothing, and the run never throws.
-  for (const nlohmann::json method :
-       {nlohmann::json("gossip"), nlohmann::json("gossip-overlap"), nlohmann::json("gossip-scheduled"),
-        nlohmann::json({{"name", "gossip-scheduled"}, {"info", "gossiped"}, {"exchange", "push-pull"}}),
-        nlohmann::json({{"name", "gossip-scheduled"}, {"reservation", "node"}, {"selection", "random-enabled"}}),
-        nlohmann::json({{"name", "gossip"}, {"merge", "gosgd"}}), nlohmann::json({{"name", "gosgd"}, {"push_probability", 0.5}}),
-        nlohmann::json("dpsgd"), nlohmann::json("adpsgd"), nlohmann::json("sgp"), nlohmann::json("osgp"),
-        nlohmann::json("allreduce")}) {
-    for (const char* how : {"crash", "leave"}) {
-      nlohmann::json j = scenario("ring", 6, "gossip", 40);
-      j["methods"] = {method};
-      j["churn"] = {{{"fraction", 0.5},
-                     {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 4}}}, {"down_s", 2}, {"until_s", 40},
-                                {"down", how}}},
-                     {"model", "average"}}};
-      MethodRun r = run(j, 200'000);
-      // Each node's down windows from events.csv.
-      std::vector<std::vector<std::pair<Time, Time>>> down(6);
-      for (const auto& e : r.recorder.network_events) {
-        if (e.kind != "crash" && e.kind != "leave" && e.kind != "join") continue;
-        const int n = std::stoi(e.target.substr(1));
-        if (e.kind == "join") down[n].back().second = e.time;
-        else down[n].push_back({e.time, seconds(1e9)});
-      }
-      auto is_down = [&](NodeId n, Time t, bool inclusive_end) {
-        for (auto [a, b] : down[n])
-          if (t > a && (inclusive_end ? t <= b : t < b)) return true;
-        return false;
-      };
-      const std::string what = method.dump() + " " + how;
-      ASSERT_GT(method_summary(r)["crashes"].get<int>() + method_summary(r)["leaves"].get<int>(), 3) << what;
-      for (const auto& e : r.recorder.trace) {
-        if (e.name == "compute") {
-          EXPECT_FALSE(is_down(e.node, e.ts + e.dur, true)) << what << " node " << e.node << " at " << e.ts.seconds();
-          EXPECT_FALSE(is_down(e.node, e.ts, false)) << what;
-        }
-        if (e.name == "merge") EXPECT_FALSE(is_down(e.node, e.ts, false)) << what;
-      }
-      for (const auto& t : r.recorder.transfers) {
-        EXPECT_FALSE(is_down(t.src, t.start, false)) << what << " a down node sent at " << t.start.seconds();
-        EXPECT_FALSE(is_down(t.dst, t.start, false)) << what << " sent to a down node at " << t.start.seconds();
-      }
-      EXPECT_GT(method_summary(r)["iterations"].get<int64_t>(), 200) << what;  // it went on
-    }
+  // Whatever each method does, a node that is down computes nothing, starts
+  // no transfer and merges nothing, and the run never throws; every entry
+  // of the invariant suite but the methods that train alone (no network,
+  // no churn).
+  for (const std::string& entry : test::every_method_entry()) {
+    const nlohmann::json method = nlohmann::json::parse(entry);
+    Scenario sc = test::scenario_from(test::invariant_scenario(entry));
+    if (sc.methods[0].type->trains_alone) continue;
+    for (const char* how : {"crash", "leave"}) test::expect_down_nodes_silent(method, how);
   }
 }
 

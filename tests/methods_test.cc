@@ -12,6 +12,8 @@
 #include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/runner.h"
+#include "method_invariants.h"
+#include "sim/methods/method.h"
 #include "test_util.h"
 #include "toy_learner.h"
 
@@ -20,95 +22,101 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json wan(const std::string& method) {
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "name": "invariants", "seed": 4,
-    "topology": {"generator": "complete", "nodes": 6},
-    "network": {"access": {"up_mbps": {"dist": "empirical", "values": [5, 50]},
-                           "down_mbps": {"dist": "empirical", "values": [10, 100]}},
-                "links": {"latency_ms": {"dist": "uniform", "min": 10, "max": 80}, "bandwidth_mbps": 1000}},
-    "compute": {"iteration_ms": {"dist": "uniform", "min": 20, "max": 60}, "jitter": 0.1},
-    "workload": {"dataset": "synthetic", "model": "mlp"},
-    "methods": [],
-    "stop": {"virtual_s": 30},
-    "eval": {"every_s": 5}
-  })");
-  j["methods"].push_back(nlohmann::json::parse(method));
-  return j;
-}
+nlohmann::json wan(const std::string& method) { return test::invariant_scenario(method); }
 
 MethodRun run(const nlohmann::json& j, int64_t model_bytes = 400'000, bool trace = true) {
-  Scenario sc = test::scenario_from(j);
-  NullLearner learner(learner_nodes(sc, sc.methods[0]), bytes(model_bytes));
-  RunOptions opts;
-  opts.trace = trace;
-  return run_method(sc, sc.methods[0], learner, opts);
+  return test::run_timeline(j, model_bytes, trace);
 }
 
 class EveryMethod : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(EveryMethod, NoModelIsMergedBeforeItsTransferFinished) {
-  MethodRun r = run(wan(GetParam()));
-  for (const auto& t : r.recorder.transfers) {
-    EXPECT_LE(t.snapshot, t.start);
-    if (t.merged) {
-      EXPECT_TRUE(t.finished);
-      EXPECT_GE(t.merge, t.finish);
-    }
-  }
-}
+TEST_P(EveryMethod, NoModelIsMergedBeforeItsTransferFinished) { test::expect_merges_after_arrival(run(wan(GetParam()))); }
 
 TEST_P(EveryMethod, BytesSentAreTransfersTimesTheirSize) {
   MethodRun r = run(wan(GetParam()));
-  int64_t bytes = 0, finished = 0;
-  for (const auto& t : r.recorder.transfers)
-    if (t.finished) {
-      bytes += t.bytes;
-      ++finished;
-      if (GetParam().find("gossip") != std::string::npos) EXPECT_EQ(t.bytes, 400'000);
-    }
-  EXPECT_EQ(method_summary(r)["bytes_sent"].get<int64_t>(), bytes);
-  EXPECT_EQ(method_summary(r)["transfers"].get<int64_t>(), finished);
-  if (GetParam().find("gossip") != std::string::npos) EXPECT_GT(finished, 10);
-}
-
-TEST_P(EveryMethod, SameSeedGivesIdenticalCsvFiles) {
-  auto csv = [&] {
-    MethodRun r = run(wan(GetParam()));
-    fs::path dir = fs::temp_directory_path() / ("gossipsim-det-" + std::to_string(::getpid()));
-    write_method_outputs(dir, r);
-    std::string all;
-    for (const char* f : {"metrics.csv", "transfers.csv", "nodes.csv"}) {
-      std::ifstream in(dir / f);
-      all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    }
-    fs::remove_all(dir);
-    return all;
-  };
-  std::string a = csv();
-  EXPECT_GT(a.size(), 200u);
-  EXPECT_EQ(a, csv());
-}
-
-TEST_P(EveryMethod, ComputeAndIdleTimeAddUpToTheRun) {
-  MethodRun r = run(wan(GetParam()));
-  for (const auto& n : r.recorder.nodes) {
-    EXPECT_EQ((n.compute + n.idle).ns(), seconds(30).ns());
-    EXPECT_GE(n.compute, Time::zero());
+  test::expect_counts_match_transfers(r);
+  if (GetParam().find("gossip") != std::string::npos) {
+    int64_t finished = 0;
+    for (const auto& t : r.recorder.transfers)
+      if (t.finished) {
+        EXPECT_EQ(t.bytes, 400'000);
+        ++finished;
+      }
+    EXPECT_GT(finished, 10);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, EveryMethod,
-                         ::testing::Values(R"("gossip")", R"("gossip-overlap")", R"("gossip-scheduled")",
-                                           R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
-                                           R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
-                                           R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
-                                           R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
-                                           R"("gosgd")", R"({"name":"gosgd","push_probability":1,"label":"g1"})",
-                                           R"("dpsgd")", R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
-                                           R"("adpsgd")", R"({"name":"adpsgd","local_steps":2,"label":"a2"})",
-                                           R"("sgp")", R"("osgp")", R"({"name":"osgp","tau":3,"local_steps":2,"label":"o3"})",
-                                           R"("allreduce")", R"("single")"));
+TEST_P(EveryMethod, SameSeedGivesIdenticalCsvFiles) {
+  const std::string a = test::csv_files_of(run(wan(GetParam())));
+  EXPECT_GT(a.size(), 200u);
+  EXPECT_EQ(a, test::csv_files_of(run(wan(GetParam()))));
+}
+
+TEST_P(EveryMethod, ComputeAndIdleTimeAddUpToTheRun) { test::expect_time_adds_up(run(wan(GetParam())), seconds(30)); }
+
+INSTANTIATE_TEST_SUITE_P(Methods, EveryMethod, ::testing::ValuesIn(test::every_method_entry()));
+
+// A method registered without an entry in the invariant suite fails here.
+TEST(Registry, EveryRegisteredMethodIsInTheInvariantSuite) {
+  std::set<std::string> covered = {"toy-push"};  // a test's own method: Registry.AToyMethod... runs its invariants
+  for (const auto& e : test::every_method_entry()) {
+    const nlohmann::json j = nlohmann::json::parse(e);
+    covered.insert(j.is_string() ? j.get<std::string>() : j["name"].get<std::string>());
+  }
+  for (const std::string& name : method_names())
+    EXPECT_TRUE(covered.count(name)) << name << " is registered but not in test::every_method_entry()";
+}
+
+// A toy protocol written in the test and added through the registry alone:
+// after each iteration, a node with nothing of its own in flight pushes to
+// a random neighbour that is up. No other file knows of it.
+class ToyPush : public NodeLoops {
+ public:
+  explicit ToyPush(Cluster& c) : NodeLoops(c) {}
+
+ private:
+  void compute(NodeId n) override {
+    c_.iterate(n, [this, n] {
+      if (c_.outgoing(n) == 0)
+        if (const std::optional<NodeId> peer = c_.up_peer(n)) c_.send(n, *peer);
+      compute(n);
+    });
+  }
+};
+
+void register_toy() {
+  if (find_method_type("toy-push")) return;
+  MethodType t;
+  t.name = "toy-push";
+  t.summary = "a test's own method";
+  t.make = [](Cluster& c) { return std::make_unique<ToyPush>(c); };
+  register_method(std::move(t));
+}
+
+TEST(Registry, AToyMethodAddedThroughTheRegistryAlonePassesEveryInvariant) {
+  register_toy();
+  for (const char* entry : {R"("toy-push")", R"({"name":"toy-push","merge":"gosgd","label":"t2"})"}) {
+    MethodRun r = run(wan(entry));
+    EXPECT_GT(r.recorder.transfers.size(), 100u) << entry;
+    test::expect_merges_after_arrival(r);
+    test::expect_counts_match_transfers(r);
+    test::expect_time_adds_up(r, seconds(30));
+    EXPECT_EQ(test::csv_files_of(r), test::csv_files_of(run(wan(entry))));
+    for (const char* how : {"crash", "leave"}) test::expect_down_nodes_silent(nlohmann::json::parse(entry), how);
+  }
+  EXPECT_EQ(method_summary(run(wan(R"("toy-push")")))["traits"]["merge"], "average");
+}
+
+TEST(Registry, RefusesATakenNameAndARowWithoutAFactory) {
+  MethodType dup;
+  dup.name = "gossip";
+  dup.make = [](Cluster& c) { return std::make_unique<ToyPush>(c); };
+  EXPECT_THROW(register_method(dup), std::invalid_argument);
+  MethodType empty;
+  empty.name = "no-factory";
+  EXPECT_THROW(register_method(empty), std::invalid_argument);
+  EXPECT_EQ(find_method_type("no-factory"), nullptr);
+}
 
 TEST(GoSgd, SumWeightsMergesFollowTheHandComputation) {
   // Two nodes, p = 1: each pushes after every iteration (100 ms); a 1 kB

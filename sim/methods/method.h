@@ -1,5 +1,7 @@
 // A method is a protocol run by every node over a Cluster. Each method reads
-// top to bottom in a file of its own; DESIGN.md section 3 defines them.
+// top to bottom in a file of its own, with its registry row at the bottom
+// (sim/methods/registry.h); DESIGN.md section 3 defines them and
+// docs/adding-a-method.md walks through adding one.
 #pragma once
 
 #include <memory>
@@ -15,8 +17,9 @@ class Method {
   virtual ~Method() = default;
   // Schedules the first events; the simulator runs the rest.
   virtual void start() = 0;
-  // Churn: node n has just gone down (the cluster has stopped it and cut its
-  // transfers), or has just come up and should resume.
+  // Churn: node n has just gone down (the cluster has stopped it, cancelled
+  // its continuations and cut its transfers, whose other ends have already
+  // heard), or has just come up and should resume.
   virtual void on_down(NodeId) {}
   virtual void on_up(NodeId) {}
 };
