@@ -60,7 +60,7 @@ struct MethodContext {
 class Cluster {
  public:
   using Ended = std::function<void(const FlowRecord&)>;
-  // A model handed to the method on arrival instead of merged (dpsgd mixes
+  // A model handed to the method on arrival instead of merged (a method that mixes
   // several at once, at a time of its choosing). merge_held merges it, now,
   // into a node that is not computing; one never merged stays unmerged.
   struct Held {
