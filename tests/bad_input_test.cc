@@ -162,6 +162,20 @@ TEST_F(BadInput, DeeplyNestedJsonIsRefused) {
   refused("validate s.json --set " + pointer + "=1", "a JSON pointer at most 64 levels deep");
 }
 
+TEST_F(BadInput, AHugeFlatJsonIsReadInLinearTime) {
+  // Two million empty objects (6 MB): the parser callback the reader used
+  // for its depth limit rescanned the array after each object in nlohmann
+  // 3.11.2, minutes in all; read in linear time it is refused in seconds,
+  // well inside the harness's time limit.
+  std::string junk = R"({"name": "x", "junk": [)";
+  junk.reserve(6'100'000);
+  for (int i = 0; i < 2'000'000; ++i) junk += i ? ",{}" : "{}";
+  write("flat.json", junk + "]}");
+  refused("validate flat.json --kernels none", "flat.json: /workload: expected a value (this key is required)");
+  write("flat-bad.json", junk + ", 1e400]}");
+  refused("validate flat-bad.json --kernels none", "flat-bad.json: /junk/2000000: expected valid JSON with finite numbers");
+}
+
 TEST_F(BadInput, TinyGraphsAreRefusedOrRunButNeverCrash) {
   nlohmann::json j = scenario();
   j["topology"] = {{"generator", "complete"}, {"nodes", 1}};

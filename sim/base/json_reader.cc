@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 namespace gossipsim {
 
@@ -39,58 +40,89 @@ void check_input_file(const std::string& file, const std::string& what) {
     throw InputError(file, "", fmt::format("expected {} of at most {} MiB", what, kMaxInputFileBytes >> 20));
 }
 
-nlohmann::json JsonReader::parse_text(const std::string& text, const std::string& file, const std::string& where) {
-  // The parser reports each value as it is read; keeping the JSON pointer of
-  // the value being read lets an error (a syntax error, a number no double
-  // holds) name where it is. The depth limit keeps hostile input from
-  // exhausting the stack in the recursive copies and dumps after parsing.
+namespace {
+
+// nlohmann's DOM builder, fed by its SAX parser, with the JSON pointer of the
+// value being read kept alongside, so that an error (a syntax error, a
+// number no double holds, nesting too deep) names where it is. Linear in
+// the input: the parser callback that did this before rescans a container
+// after each of its values in nlohmann 3.11.2 (quadratic: two million empty
+// objects took minutes). The depth limit keeps hostile input from
+// exhausting the stack in the recursive copies and dumps after parsing.
+class TrackingSax : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+
+ public:
+  TrackingSax(nlohmann::json& result, const std::string& file, const std::string& where)
+      : Base(result, /*allow_exceptions=*/true), file_(file), where_(where) {}
+
+  std::string pointer() const {
+    std::string p = where_;
+    for (const auto& f : frames_) p += "/" + (f.array ? std::to_string(f.index) : escape_pointer(f.key));
+    return p;
+  }
+
+  bool null() { return value(Base::null()); }
+  bool boolean(bool v) { return value(Base::boolean(v)); }
+  bool number_integer(number_integer_t v) { return value(Base::number_integer(v)); }
+  bool number_unsigned(number_unsigned_t v) { return value(Base::number_unsigned(v)); }
+  bool number_float(number_float_t v, const string_t& s) { return value(Base::number_float(v, s)); }
+  bool string(string_t& v) { return value(Base::string(v)); }
+  bool binary(binary_t& v) { return value(Base::binary(v)); }
+  bool start_object(std::size_t n) { return open(false) && Base::start_object(n); }
+  bool start_array(std::size_t n) { return open(true) && Base::start_array(n); }
+  bool key(string_t& k) {
+    frames_.back().key = k;
+    return Base::key(k);
+  }
+  bool end_object() { return close(Base::end_object()); }
+  bool end_array() { return close(Base::end_array()); }
+
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string&, const Exception& e) {
+    const std::string at = pointer();
+    if (std::is_same_v<Exception, nlohmann::json::parse_error>)
+      throw InputError(file_, at.empty() ? fmt::format("byte {}", position) : at + fmt::format(" (byte {})", position),
+                       "expected valid JSON: " + std::string(e.what()));
+    // e.g. out_of_range 406: a number such as 1e400 that no double holds.
+    throw InputError(file_, at, "expected valid JSON with finite numbers: " + std::string(e.what()));
+  }
+
+ private:
   struct Frame {
     bool array;
     std::string key;
     size_t index = 0;
   };
-  std::vector<Frame> frames;
-  auto pointer = [&] {
-    std::string p = where;
-    for (const auto& f : frames) p += "/" + (f.array ? std::to_string(f.index) : escape_pointer(f.key));
-    return p;
-  };
-  auto value_done = [&] {
-    if (!frames.empty() && frames.back().array) ++frames.back().index;
-  };
-  using Event = nlohmann::json::parse_event_t;
-  auto track = [&](int depth, Event event, nlohmann::json& parsed) {
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        if (depth > kMaxJsonDepth)
-          throw InputError(file, pointer(), fmt::format("expected JSON nested at most {} levels deep", kMaxJsonDepth));
-        frames.push_back({event == Event::array_start, "", 0});
-        break;
-      case Event::key:
-        frames.back().key = parsed.get<std::string>();
-        break;
-      case Event::object_end:
-      case Event::array_end:
-        frames.pop_back();
-        value_done();
-        break;
-      case Event::value:
-        value_done();
-        break;
-    }
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text, track, true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    const std::string at = pointer();
-    throw InputError(file, at.empty() ? fmt::format("byte {}", e.byte) : at + fmt::format(" (byte {})", e.byte),
-                     "expected valid JSON: " + std::string(e.what()));
-  } catch (const nlohmann::json::exception& e) {
-    // e.g. out_of_range 406: a number such as 1e400 that no double holds.
-    throw InputError(file, pointer(), "expected valid JSON with finite numbers: " + std::string(e.what()));
+  bool value(bool ok) {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    return ok;
   }
+  bool open(bool array) {
+    if (static_cast<int>(frames_.size()) > JsonReader::kMaxJsonDepth)
+      throw InputError(file_, pointer(),
+                       fmt::format("expected JSON nested at most {} levels deep", JsonReader::kMaxJsonDepth));
+    frames_.push_back({array, "", 0});
+    return true;
+  }
+  bool close(bool ok) {
+    frames_.pop_back();
+    return value(ok);
+  }
+
+  const std::string& file_;
+  const std::string& where_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+nlohmann::json JsonReader::parse_text(const std::string& text, const std::string& file, const std::string& where) {
+  nlohmann::json result;
+  TrackingSax sax(result, file, where);
+  nlohmann::json::sax_parse(text, &sax, nlohmann::json::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/true);
+  return result;
 }
 
 nlohmann::json JsonReader::parse_file(const std::string& file) {
