@@ -92,7 +92,7 @@ OutputDir::OutputDir(fs::path final_path, std::string kind, nlohmann::json marke
   staging_ = final_;
   staging_ += ".tmp-" + std::to_string(::getpid());
   fs::remove_all(staging_);
-  fs::create_directories(staging_);
+  make_folders(staging_);
 }
 
 OutputDir::~OutputDir() {
@@ -118,11 +118,11 @@ void OutputDir::commit() {
                                               "the new result is kept in " + staging_.string() + ")");
       aside = final_;
       aside += ".old-" + std::to_string(::getpid());
-      fs::rename(final_, aside);
+      rename_or_fail(final_, aside);
     }
   }
-  if (final_.has_parent_path()) fs::create_directories(final_.parent_path());
-  fs::rename(staging_, final_);
+  if (final_.has_parent_path()) make_folders(final_.parent_path());
+  rename_or_fail(staging_, final_);
   committed_ = true;
   if (!aside.empty()) fs::remove_all(aside, ec);
 }

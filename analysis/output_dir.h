@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/base/atomic_file.h"
+#include "sim/base/files.h"
 
 namespace gossipsim {
 

@@ -48,6 +48,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 
+def save(fig, path):
+    """Writes a figure whole or not at all: to a temporary name, renamed into
+    place; an error names the file."""
+    tmp = f"{path}.tmp-{os.getpid()}.png"
+    try:
+        fig.savefig(tmp, dpi=110)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise OSError(e.errno, e.strerror or str(e), path) from None
+
+
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
@@ -107,7 +120,7 @@ def heat_maps(out, by_label, key, src, dst, name, what):
             ax.set_xticklabels(names, rotation=90, fontsize=7)
             ax.set_yticklabels(names, fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, name), dpi=110)
+    save(fig, os.path.join(out, name))
     plt.close(fig)
 
 
@@ -130,7 +143,7 @@ def regional_consensus(out, by_label, colour, title):
     ax.legend(fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "consensus_regions.png"), dpi=110)
+    save(fig, os.path.join(out, "consensus_regions.png"))
     plt.close(fig)
 
 
@@ -439,7 +452,7 @@ def timeline(out, label, trace_path, window, changes=()):
     if merges or lost or cross:
         ax.legend(loc="upper right")
     fig.tight_layout()
-    fig.savefig(os.path.join(out, f"timeline-{label}.png"), dpi=110)
+    save(fig, os.path.join(out, f"timeline-{label}.png"))
     plt.close(fig)
 
 
@@ -507,7 +520,7 @@ def plot_sweep(folder, out):
     axs[0].set_ylabel(f"virtual seconds to accuracy {target} (mean, 95% CI)")
     axs[0].legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "sweep.png"), dpi=110)
+    save(fig, os.path.join(out, "sweep.png"))
     plt.close(fig)
     write_sweep_tables(all_rows, axes, out)
 
@@ -573,7 +586,7 @@ def main(argv):
     axes[0].legend()
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "accuracy.png"), dpi=110)
+    save(fig, os.path.join(out, "accuracy.png"))
     plt.close(fig)
 
     for name, column, ylabel, log in (("loss", "loss", "test loss of the average model", False),
@@ -589,7 +602,7 @@ def main(argv):
         ax.legend()
         ax.set_title(title)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, f"{name}.png"), dpi=110)
+        save(fig, os.path.join(out, f"{name}.png"))
         plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -605,7 +618,7 @@ def main(argv):
         ax.legend()
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "staleness.png"), dpi=110)
+    save(fig, os.path.join(out, "staleness.png"))
     plt.close(fig)
 
     heat_maps(out, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
@@ -638,6 +651,12 @@ if __name__ == "__main__":
             sys.exit(f"plot: {folder}: expected a folder written by gossipsim run or gossipsim sweep")
     try:
         main(sys.argv[1:])
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+    except OSError as e:
+        # A full disk, a read-only folder, a file that cannot be read: one
+        # line with the path and the reason, exit 2 (as gossipsim's own).
+        print(f"plot: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        sys.exit(2)
+    except (ValueError, KeyError, IndexError, TypeError) as e:
         # One line, not a traceback: the folder is not what a run writes.
-        sys.exit(f"plot: error: {type(e).__name__}: {e} (is every folder a whole gossipsim result?)")
+        print(f"plot: error: {type(e).__name__}: {e} (is every folder a whole gossipsim result?)", file=sys.stderr)
+        sys.exit(2)

@@ -1,9 +1,9 @@
 #include "analysis/writers.h"
 
 #include "analysis/summary.h"
+#include "sim/base/files.h"
 
 #include <fmt/format.h>
-#include <fmt/os.h>
 
 #include <array>
 #include <cmath>
@@ -26,7 +26,7 @@ std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v
 }  // namespace
 
 void write_metrics_csv(const fs::path& file, const MethodRun& run) {
-  auto out = fmt::output_file(file.string());
+  TextFile out(file);
   out.print("method,time_s,epochs,iterations,accuracy,loss,node_accuracy_mean,node_accuracy_min,node_accuracy_max,"
             "node_loss_mean,node_loss_min,node_loss_max,consensus,bytes_sent,transfers,merges\n");
   for (const auto& r : run.recorder.metrics) {
@@ -37,10 +37,11 @@ void write_metrics_csv(const fs::path& file, const MethodRun& run) {
               node(e.node_accuracy_max), node(e.node_loss_mean), node(e.node_loss_min), node(e.node_loss_max),
               number(e.consensus), r.bytes_sent, r.transfers, r.merges);
   }
+  out.close();
 }
 
 void write_transfers_csv(const fs::path& file, const MethodRun& run) {
-  auto out = fmt::output_file(file.string());
+  TextFile out(file);
   out.print("method,src,dst,bytes,snapshot_s,start_s,finish_s,merge_s,staleness_s,staleness_iterations\n");
   for (const auto& t : run.recorder.transfers) {
     out.print("{},{},{},{},{},{},{},{},{},{}\n", run.method.label, t.src, t.dst, t.bytes, seconds_text(t.snapshot),
@@ -48,10 +49,11 @@ void write_transfers_csv(const fs::path& file, const MethodRun& run) {
               t.merged ? seconds_text(t.merge - t.snapshot) : "",
               t.merged ? std::to_string(t.sender_iterations_at_merge - t.sender_iterations_at_snapshot) : "");
   }
+  out.close();
 }
 
 void write_nodes_csv(const fs::path& file, const MethodRun& run) {
-  auto out = fmt::output_file(file.string());
+  TextFile out(file);
   out.print("method,node,compute_s,idle_s,communicating_s,iterations,sent,received,down_s\n");
   const auto& rows = run.recorder.nodes;
   for (size_t n = 0; n < rows.size(); ++n) {
@@ -59,10 +61,11 @@ void write_nodes_csv(const fs::path& file, const MethodRun& run) {
     out.print("{},{},{},{},{},{},{},{},{}\n", run.method.label, n, seconds_text(r.compute), seconds_text(r.idle),
               seconds_text(r.communicating), r.iterations, r.sent, r.received, seconds_text(r.down));
   }
+  out.close();
 }
 
 void write_events_csv(const fs::path& file, const MethodRun& run) {
-  auto out = fmt::output_file(file.string());
+  TextFile out(file);
   out.print("method,time_s,kind,target,value,detail\n");
   auto quoted = [](const std::string& cell) {
     if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
@@ -73,10 +76,11 @@ void write_events_csv(const fs::path& file, const MethodRun& run) {
   for (const auto& e : run.recorder.network_events)
     out.print("{},{},{},{},{:.9g},{}\n", run.method.label, seconds_text(e.time), e.kind, quoted(e.target), e.value,
               quoted(e.detail));
+  out.close();
 }
 
 void write_trace_json(const fs::path& file, const MethodRun& run) {
-  auto out = fmt::output_file(file.string());
+  TextFile out(file);
   static const char* tracks[] = {"compute", "send", "receive"};
   out.print("{{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   bool first = true;
@@ -111,6 +115,7 @@ void write_trace_json(const fs::path& file, const MethodRun& run) {
     }
   }
   out.print("\n]}}\n");
+  out.close();
 }
 
 void write_comm_matrix_csv(const fs::path& file, const MethodRun& run) {
@@ -121,9 +126,10 @@ void write_comm_matrix_csv(const fs::path& file, const MethodRun& run) {
     if (t.lost) ++p[2];
     else if (t.finished) ++p[0], p[1] += t.bytes;
   }
-  auto out = fmt::output_file(file.string());
+  TextFile out(file);
   out.print("method,src,dst,transfers,bytes,lost\n");
   for (const auto& [k, v] : pairs) out.print("{},{},{},{},{},{}\n", run.method.label, k.first, k.second, v[0], v[1], v[2]);
+  out.close();
 }
 
 void write_region_outputs(const fs::path& dir, const MethodRun& run) {
@@ -136,7 +142,7 @@ void write_region_outputs(const fs::path& dir, const MethodRun& run) {
       ++p[0];
       p[1] += t.bytes;
     }
-  auto matrix = fmt::output_file((dir / "comm_regions.csv").string());
+  TextFile matrix(dir / "comm_regions.csv");
   matrix.print("method,src_region,dst_region,transfers,bytes\n");
   for (size_t a = 0; a < rec.group_names.size(); ++a)
     for (size_t b = 0; b < rec.group_names.size(); ++b) {
@@ -145,15 +151,16 @@ void write_region_outputs(const fs::path& dir, const MethodRun& run) {
       matrix.print("{},{},{},{},{}\n", run.method.label, rec.group_names[a], rec.group_names[b], v[0], v[1]);
     }
   matrix.close();
-  auto consensus = fmt::output_file((dir / "consensus_regions.csv").string());
+  TextFile consensus(dir / "consensus_regions.csv");
   consensus.print("method,time_s,consensus,within,between\n");
   for (const auto& r : rec.metrics)
     consensus.print("{},{},{},{},{}\n", run.method.label, seconds_text(r.time), number(r.eval.consensus),
                     number(r.eval.consensus_within), number(r.eval.consensus_between));
+  consensus.close();
 }
 
 void write_method_outputs(const fs::path& dir, const MethodRun& run) {
-  fs::create_directories(dir);
+  make_folders(dir);
   write_metrics_csv(dir / "metrics.csv", run);
   write_transfers_csv(dir / "transfers.csv", run);
   write_nodes_csv(dir / "nodes.csv", run);
@@ -161,7 +168,9 @@ void write_method_outputs(const fs::path& dir, const MethodRun& run) {
   write_comm_matrix_csv(dir / "comm_matrix.csv", run);
   write_region_outputs(dir, run);
   if (run.recorder.trace_enabled) write_trace_json(dir / "trace.json", run);
-  std::ofstream(dir / "summary.json") << method_summary(run).dump(2) << "\n";
+  TextFile summary(dir / "summary.json");
+  summary.write(method_summary(run).dump(2) + "\n");
+  summary.close();
 }
 
 }  // namespace gossipsim

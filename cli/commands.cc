@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -108,7 +109,7 @@ int plot_command(const std::vector<std::string>& results, const std::string& out
   }
   if (!out.empty()) {
     if (!existing_result(out, {}, "--out")) {
-      fs::create_directories(out);
+      make_folders(out);
       write_result_marker(out, "plots", {{"results", results}});
     }
   }
@@ -124,8 +125,10 @@ int plot_command(const std::vector<std::string>& results, const std::string& out
   std::string command = "/usr/bin/python3 " + shell_quote(script);
   for (const auto& r : results) command += " " + shell_quote(r);
   if (!out.empty()) command += " --out " + shell_quote(out);
-  int rc = std::system(command.c_str());
-  return rc == 0 ? 0 : 1;
+  const int rc = std::system(command.c_str());
+  // The script's own exit code (2: a file it could not read or write); a
+  // signal or a missing interpreter is 1.
+  return rc == 0 ? 0 : WIFEXITED(rc) && WEXITSTATUS(rc) == 2 ? 2 : 1;
 }
 
 }  // namespace gossipsim

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "cli/commands.h"
 #include "sim/base/error.h"
 
@@ -115,6 +117,13 @@ int main(int argc, char** argv) {
     if (*plot) return plot_command(g.results, g.out);
   } catch (const InputError& e) {
     fmt::print(stderr, "gossipsim: error: {}\n", e.what());
+    return 2;
+  } catch (const WriteError& e) {
+    fmt::print(stderr, "gossipsim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A folder that could not be read, listed or removed: its path and why.
+    fmt::print(stderr, "gossipsim: error: {}: {}\n", e.path1().string(), e.code().message());
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "gossipsim: {}\n", e.what());

@@ -83,11 +83,6 @@ nlohmann::json histogram_json(const std::vector<std::vector<int64_t>>& h) {
   return j;
 }
 
-void copy_folder(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to.parent_path());
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-}
-
 // The checkpoint folder of a run, beside its result folder.
 class CheckpointFolder {
  public:
@@ -95,19 +90,26 @@ class CheckpointFolder {
   const fs::path& dir() const { return dir_; }
 
   void write_header(const nlohmann::json& header) {
-    fs::create_directories(dir_);
+    make_folders(dir_);
     write_file_atomically(dir_ / "checkpoint.json", header.dump(1) + "\n");
   }
   // The method in progress, replaced as a whole: current.new is complete
-  // before it takes current's place.
+  // before it takes current's place. A write that fails (a full disk)
+  // removes current.new and leaves the last whole checkpoint as it was.
   void write_current(const MethodCheckpoint& c) {
     const fs::path fresh = dir_ / "current.new", old = dir_ / "current.old", cur = dir_ / "current";
     fs::remove_all(fresh);
-    fs::create_directories(fresh);
-    write_method_checkpoint(fresh, c);
+    try {
+      make_folders(fresh);
+      write_method_checkpoint(fresh, c);
+    } catch (...) {
+      std::error_code ec;
+      fs::remove_all(fresh, ec);
+      throw;
+    }
     fs::remove_all(old);
-    if (fs::exists(cur)) fs::rename(cur, old);
-    fs::rename(fresh, cur);
+    if (fs::exists(cur)) rename_or_fail(cur, old);
+    rename_or_fail(fresh, cur);
     fs::remove_all(old);
   }
   // After a kill between the two renames above, current.new is whole (its
@@ -279,9 +281,14 @@ class Run {
     opts.interrupted = &g_signal;
     opts.resume = resume_state_ && resume_state_->label == m.label ? &*resume_state_ : nullptr;
     opts.on_checkpoint = [this](const MethodCheckpoint& c) {
-      if (!checkpointed_) ckpt_->write_header(header_);
-      checkpointed_ = true;
-      ckpt_->write_current(c);
+      try {
+        if (!checkpointed_) ckpt_->write_header(header_);
+        checkpointed_ = true;
+        ckpt_->write_current(c);
+      } catch (const WriteError& e) {
+        throw WriteError(e.path(), e.reason() + "; the last whole checkpoint is kept in " + ckpt_->dir().string() +
+                                       " (gossipsim run --resume " + out_.string() + " continues from it)");
+      }
       maybe_raise(++checkpoints_written_);
     };
     return opts;
@@ -334,8 +341,8 @@ class Run {
   int finish() {
     const bool complete = interrupted_label_.empty();
     summary_["complete"] = complete;
-    std::ofstream(dir_->file("scenario.json")) << sc_.document.dump(2) << "\n";
-    std::ofstream(dir_->file("summary.json")) << summary_.dump(2) << "\n";
+    write_file_atomically(dir_->file("scenario.json"), sc_.document.dump(2) + "\n");
+    write_file_atomically(dir_->file("summary.json"), summary_.dump(2) + "\n");
     if (!complete) {
       dir_->mark({{"complete", false}});
       dir_->commit();

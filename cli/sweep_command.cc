@@ -57,7 +57,7 @@ class SweepRun {
                              " (choose another --out, or --force to start over)");
       if (cmd_.force) fs::remove_all(out_);
     }
-    fs::create_directories(out_ / "points");
+    make_folders(out_ / "points");
   }
 
   // A point is done when its run finished: an interrupted one (marked

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "sim/base/atomic_file.h"
+#include "sim/base/files.h"
 #include "sim/base/binary_io.h"
 #include "sim/base/error.h"
 #include "sim/base/json_reader.h"

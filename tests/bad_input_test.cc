@@ -338,5 +338,68 @@ TEST_F(BadInput, PlotSaysOneClearLine) {
   EXPECT_NE(r.out.find("plot: error:"), std::string::npos) << r.out;
 }
 
+// Every write error ends in one line naming the path and the reason, exit 2,
+// and leaves nothing that looks whole: no result folder, no staging folder,
+// no half-written checkpoint. A full disk is played by a file-size limit
+// (ulimit -f, as any user; writes fail with EFBIG) and, where this process
+// may mount (root), by a tiny tmpfs in a mount namespace of the test's own
+// (ENOSPC; read-only with EROFS), which vanishes with the command.
+TEST_F(BadInput, WriteErrorsAreOneLineAndLeaveNothingHalfWritten) {
+  write("s.json", scenario());
+  auto limited = [&](const std::string& args) {
+    Result r;
+    r.code = test::run_shell("cd " + dir_.string() + " && ulimit -f 8 && trap '' XFSZ && timeout 60 " +
+                                 GOSSIPSIM_BINARY + " " + args,
+                             &r.out);
+    return r;
+  };
+  auto expect_one_line = [](const Result& r, const std::string& expected) {
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  };
+  // A transfers.csv above 8 kB: the run's own files.
+  expect_one_line(limited("run s.json --kernels none --quiet --out big"), "gossipsim: error: cannot write ");
+  expect_one_line(limited("run s.json --kernels none --quiet --out big"), ": File too large");
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind("big", 0), std::string::npos) << "left behind: " << e.path();
+
+  const bool can_mount =
+      test::run_shell("unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs " + dir_.string() + " && umount " +
+                      dir_.string() + "'") == 0;
+  if (!can_mount) GTEST_SKIP() << "no mount namespace here (needs root): the tmpfs cases are skipped";
+  fs::create_directories(path("disk"));
+  auto on_tmpfs = [&](const std::string& options, const std::string& args) {
+    Result r;
+    r.code = test::run_shell("cd " + dir_.string() + " && unshare -m sh -c 'mount -t tmpfs -o " + options +
+                                 " tmpfs disk && timeout 60 " + GOSSIPSIM_BINARY + " " + args +
+                                 "; rc=$?; find disk -mindepth 1 | sort | sed s/^/LEFT:/; exit $rc'",
+                             &r.out);
+    return r;
+  };
+  Result full = on_tmpfs("size=64k", "run s.json --kernels none --quiet --out disk/r");
+  EXPECT_EQ(full.code, 2) << full.out;
+  EXPECT_NE(full.out.find(": No space left on device"), std::string::npos) << full.out;
+  EXPECT_EQ(full.out.find("LEFT:"), std::string::npos) << full.out;
+  // Checkpoints every virtual second until the disk is full: the last whole
+  // one stays, nothing half-written beside it.
+  nlohmann::json teaching = scenario();
+  teaching["stop"]["virtual_s"] = 20;
+  write("t.json", teaching);
+  Result ckpt = on_tmpfs("size=160k", "run t.json --kernels none --quiet --out disk/r --checkpoint-every 0.5 --trace");
+  EXPECT_EQ(ckpt.code, 2) << ckpt.out;
+  EXPECT_NE(ckpt.out.find(": No space left on device"), std::string::npos) << ckpt.out;
+  EXPECT_NE(ckpt.out.find("LEFT:disk/r.checkpoint/current/state.json"), std::string::npos) << ckpt.out;
+  for (const char* half : {"LEFT:disk/r.checkpoint/current.new", "LEFT:disk/r.tmp-", "LEFT:disk/r\n"})
+    EXPECT_EQ(ckpt.out.find(half), std::string::npos) << half << " in\n" << ckpt.out;
+  Result ro = on_tmpfs("size=1m,ro", "run s.json --kernels none --quiet --out disk/r");
+  EXPECT_EQ(ro.code, 2) << ro.out;
+  EXPECT_NE(ro.out.find("gossipsim: error: cannot write disk/r.tmp-"), std::string::npos) << ro.out;
+  EXPECT_NE(ro.out.find(": Read-only file system"), std::string::npos) << ro.out;
+  Result deep = on_tmpfs("size=1m,ro", "run s.json --kernels none --quiet --out disk/a/b/c");
+  EXPECT_EQ(deep.code, 2) << deep.out;
+  EXPECT_NE(deep.out.find(": Read-only file system"), std::string::npos) << deep.out;
+}
+
 }  // namespace
 }  // namespace gossipsim

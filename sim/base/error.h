@@ -29,4 +29,19 @@ class InputError : public std::runtime_error {
   std::string file_, path_, expected_;
 };
 
+// A file or folder that could not be written: a full disk, a read-only
+// folder, a parent that cannot be made. Like bad input, the command reports
+// it in one line ("cannot write PATH: reason") and exits 2, having left no
+// file that looks whole.
+class WriteError : public std::runtime_error {
+ public:
+  WriteError(std::string path, std::string reason)
+      : std::runtime_error("cannot write " + path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}
+  const std::string& path() const { return path_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_, reason_;
+};
+
 }  // namespace gossipsim
