@@ -26,16 +26,19 @@ double exact(const nlohmann::json& j) {
   return std::strtod(j.get<std::string>().c_str(), nullptr);
 }
 
+// Every field of an Evaluation. Checkpoints written before the consensus
+// split was kept have rows of 10 values; read back, their split is NaN
+// (the runner refuses them where the run has regions to split by).
 nlohmann::json to_json(const Evaluation& e) {
   return {exact(e.accuracy),          exact(e.loss),          e.per_node,
           exact(e.node_accuracy_mean), exact(e.node_accuracy_min), exact(e.node_accuracy_max),
           exact(e.node_loss_mean),     exact(e.node_loss_min),     exact(e.node_loss_max),
-          exact(e.consensus)};
+          exact(e.consensus),          exact(e.consensus_within),  exact(e.consensus_between)};
 }
 
 Evaluation evaluation_from(const nlohmann::json& j) {
-  if (!j.is_array() || j.size() != 10 || !j[2].is_boolean())
-    throw InputError("checkpoint state.json", "/evaluations", "expected rows of 10 values");
+  if (!j.is_array() || (j.size() != 12 && j.size() != 10) || !j[2].is_boolean())
+    throw InputError("checkpoint state.json", "/evaluations", "expected rows of 12 values");
   Evaluation e;
   e.accuracy = exact(j[0]);
   e.loss = exact(j[1]);
@@ -47,6 +50,10 @@ Evaluation evaluation_from(const nlohmann::json& j) {
   e.node_loss_min = exact(j[7]);
   e.node_loss_max = exact(j[8]);
   e.consensus = exact(j[9]);
+  if (j.size() == 12) {
+    e.consensus_within = exact(j[10]);
+    e.consensus_between = exact(j[11]);
+  }
   return e;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -181,6 +182,13 @@ class MethodRunner {
       if (c.source.empty()) throw;
       throw InputError(c.source, e.file(), e.expected());  // e.g. "k.checkpoint/current: learner state: ..."
     }
+    if (!run_.recorder.node_group.empty())
+      for (const auto& e : c.evaluations)
+        if (std::isfinite(e.consensus) && std::isnan(e.consensus_within))
+          throw InputError(c.source.empty() ? "checkpoint" : c.source, "",
+                           "expected a checkpoint that kept the consensus split within and between regions; this "
+                           "one was written by an older gossipsim, which dropped it (run the method again instead "
+                           "of resuming it)");
     evaluations_.restore(c.evaluations);
     next_checkpoint_ = next_checkpoint_after(sim_.now());
     for (const auto& e : c.evaluations)

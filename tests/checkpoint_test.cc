@@ -6,6 +6,7 @@
 // transfer, changes the evaluations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,8 +25,12 @@ using test::ToyLearner;
 
 namespace fs = std::filesystem;
 
-// A method's JSON; "churn:" before it adds churn and cross-traffic.
+// A method's JSON; "churn:" before it adds churn and cross-traffic, "geo:"
+// puts the nodes in cloud regions (region matrix, consensus split) and adds
+// churn too.
 nlohmann::json wan(std::string method) {
+  const bool geo = method.rfind("geo:", 0) == 0;
+  if (geo) method = "churn:" + method.substr(4);
   const bool churn = method.rfind("churn:", 0) == 0;
   if (churn) method = method.substr(6);
   nlohmann::json j = nlohmann::json::parse(R"({
@@ -48,19 +53,28 @@ nlohmann::json wan(std::string method) {
     j["network"]["cross_traffic"] = nlohmann::json::parse(R"([{"from": {"all": true}, "to": {"all": true},
       "size_mb": 0.2, "interarrival_s": {"dist": "exponential", "mean": 0.3}, "until_s": 12}])");
   }
+  if (geo) j["topology"] = {{"generator", "geo"}, {"nodes", 12}, {"regions_file", "cloud8"}};
   return j;
 }
 
-// The three CSVs of a run, concatenated.
+// Every file a method's run writes (write_method_outputs), each named and
+// concatenated; summary.json without its wall-clock figures, which no two
+// runs share.
 std::string csvs(const MethodRun& r, const fs::path& dir) {
-  fs::create_directories(dir);
-  write_metrics_csv(dir / "m.csv", r);
-  write_transfers_csv(dir / "t.csv", r);
-  write_nodes_csv(dir / "n.csv", r);
+  write_method_outputs(dir, r);
   std::string all;
-  for (const char* f : {"m.csv", "t.csv", "n.csv"}) {
-    std::ifstream in(dir / f);
-    all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (f.filename() == "summary.json") {
+      nlohmann::json s = nlohmann::json::parse(text);
+      for (const char* k : {"wall_s", "kernel_wall_s", "evaluation_wall_s"}) s.erase(k);
+      text = s.dump(1);
+    }
+    all += "== " + f.filename().string() + "\n" + text;
   }
   return all;
 }
@@ -115,6 +129,10 @@ INSTANTIATE_TEST_SUITE_P(Churn, EveryMethodResumes,
                                            R"(churn:{"name":"gossip-scheduled","info":"gossiped","exchange":"push-pull"})",
                                            R"(churn:"dpsgd")", R"(churn:"adpsgd")", R"(churn:"sgp")", R"(churn:"osgp")",
                                            R"(churn:"allreduce")"));
+// Regions (comm_regions.csv, consensus_regions.csv with its split) and churn.
+INSTANTIATE_TEST_SUITE_P(Geo, EveryMethodResumes,
+                         ::testing::Values(R"(geo:"gossip")", R"(geo:"gossip-scheduled")", R"(geo:"dpsgd")",
+                                           R"(geo:"adpsgd")", R"(geo:"sgp")", R"(geo:"allreduce")"));
 
 TEST(Checkpoint, AReplayThatDoesNotArriveIsRefused) {
   Scenario sc = test::scenario_from(wan(R"("gossip-overlap")"));

@@ -35,16 +35,29 @@ class ToyLearner : public Learner {
     x_[n] = m;
   }
   void set_evaluated(const std::vector<NodeId>& nodes) override { evaluated_ = nodes; }
+  void set_groups(const std::vector<int>& groups) override { groups_ = groups; }
   PendingEvaluation evaluate_async(bool per_node) override {
+    std::vector<NodeId> ids = evaluated_;
+    if (ids.empty())
+      for (NodeId n = 0; n < node_count(); ++n) ids.push_back(n);
     std::vector<double> x;
-    if (evaluated_.empty()) x = x_;
-    for (NodeId n : evaluated_) x.push_back(x_[n]);
+    for (NodeId n : ids) x.push_back(x_[n]);
     Evaluation e;
     e.per_node = per_node;
     e.node_accuracy_min = *std::min_element(x.begin(), x.end());
     e.node_accuracy_max = *std::max_element(x.begin(), x.end());
     for (double v : x) e.accuracy += v / x.size();
     for (double v : x) e.consensus += (v - e.accuracy) * (v - e.accuracy) / x.size();
+    if (!groups_.empty()) {  // within + between, as the Learner contract splits it
+      std::vector<double> sum(*std::max_element(groups_.begin(), groups_.end()) + 1), count(sum.size());
+      for (NodeId n : ids) sum[groups_[n]] += x_[n], ++count[groups_[n]];
+      e.consensus_within = e.consensus_between = 0;
+      for (NodeId n : ids) {
+        const double mean = sum[groups_[n]] / count[groups_[n]];
+        e.consensus_within += (x_[n] - mean) * (x_[n] - mean) / ids.size();
+        e.consensus_between += (mean - e.accuracy) * (mean - e.accuracy) / ids.size();
+      }
+    }
     e.loss = x_[0];
     std::promise<Evaluation> p;
     p.set_value(e);
@@ -79,6 +92,7 @@ class ToyLearner : public Learner {
   };
   std::vector<double> x_;
   std::vector<NodeId> evaluated_;
+  std::vector<int> groups_;
   int64_t bytes_;
 };
 
