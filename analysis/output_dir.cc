@@ -2,7 +2,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <fstream>
@@ -125,6 +131,45 @@ void OutputDir::commit() {
   rename_or_fail(staging_, final_);
   committed_ = true;
   if (!aside.empty()) fs::remove_all(aside, ec);
+}
+
+FolderClaim::FolderClaim(const fs::path& folder, const std::string& what) : lock_(folder) {
+  lock_ += ".lock";
+  if (lock_.has_parent_path()) make_folders(lock_.parent_path());
+  // The file at the path may be replaced between open and flock (its holder
+  // removing it on release): the lock counts only once the path still
+  // names the locked file.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fd_ = ::open(lock_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw WriteError(lock_.string(), std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = {0};
+      const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      throw InputError(what + " " + folder.string(), "",
+                       fmt::format("a folder no other gossipsim is writing; process {} is writing it now (wait for "
+                                   "it to end, or choose another {})",
+                                   n > 0 ? std::string(pid, static_cast<size_t>(n)) : "?", what));
+    }
+    struct stat held, named;
+    if (::fstat(fd_, &held) == 0 && ::stat(lock_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev) {
+      const std::string pid = std::to_string(::getpid());
+      if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0)
+        throw WriteError(lock_.string(), std::strerror(errno));
+      return;
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
+  throw WriteError(lock_.string(), "it keeps being replaced by another process");
+}
+
+FolderClaim::~FolderClaim() {
+  if (fd_ < 0) return;
+  ::unlink(lock_.c_str());
+  ::close(fd_);
 }
 
 void write_result_marker(const fs::path& dir, const std::string& kind, nlohmann::json extra) {

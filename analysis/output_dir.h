@@ -82,6 +82,26 @@ class OutputDir {
   bool committed_ = false;
 };
 
+// Claims a result folder for one process: an advisory lock (flock) on the
+// file <folder>.lock beside it, which the kernel releases when the process
+// ends however it ends, so a killed run never leaves a folder stuck. A
+// second run (or sweep) into a folder that another live process is writing
+// is refused in one line (an InputError naming the folder and that
+// process) instead of both writing and one silently replacing the other.
+// The lock file is removed when the claim is released; one left by a
+// killed process is taken over.
+class FolderClaim {
+ public:
+  FolderClaim(const std::filesystem::path& folder, const std::string& what);
+  ~FolderClaim();
+  FolderClaim(const FolderClaim&) = delete;
+  FolderClaim& operator=(const FolderClaim&) = delete;
+
+ private:
+  std::filesystem::path lock_;
+  int fd_ = -1;
+};
+
 // Writes the marker of a result folder written in place (sweeps, plots).
 void write_result_marker(const std::filesystem::path& dir, const std::string& kind,
                          nlohmann::json extra = nlohmann::json::object());

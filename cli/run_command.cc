@@ -234,12 +234,14 @@ class Run {
   // Where the result goes, and the checkpoint folder beside it.
   void claim_output() {
     if (ckpt_) {
+      claim_ = std::make_unique<FolderClaim>(out_, "--resume");
       // The result folder may have changed since the run began: refuse, before
       // anything runs, to finish into a folder of other files.
       existing_result(out_, {"run"}, "--resume");
       return;
     }
     out_ = choose_output(cmd_.out.empty() ? fs::path("results") / sc_.name : fs::path(cmd_.out), "run", cmd_.force);
+    claim_ = std::make_unique<FolderClaim>(out_, "--out");
     fs::path dir = out_;
     dir += ".checkpoint";
     if (fs::exists(dir))
@@ -364,6 +366,7 @@ class Run {
   std::optional<MethodCheckpoint> resume_state_;
   fs::path out_;
   std::unique_ptr<CheckpointFolder> ckpt_;
+  std::unique_ptr<FolderClaim> claim_;  // held until the process ends
   std::vector<MethodOptions> methods_;
   OutputDir* dir_ = nullptr;  // the staged result, while execute() runs
   std::unique_ptr<LearnerFactory> factory_;

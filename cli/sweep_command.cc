@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -48,7 +49,8 @@ class SweepRun {
  private:
   // The folder of a sweep: new, empty, or the same sweep's (resumed; --force
   // starts it over). Anything else is refused.
-  void prepare_folder() const {
+  void prepare_folder() {
+    claim_ = std::make_unique<FolderClaim>(out_, "--out");
     if (auto marker = existing_result(out_, {"sweep"}, "--out")) {
       const std::string name = marker->value("name", sweep_.name);
       if (name != sweep_.name && !cmd_.force)
@@ -130,6 +132,7 @@ class SweepRun {
   const SweepCommand& cmd_;
   Sweep sweep_;
   fs::path out_;
+  std::unique_ptr<FolderClaim> claim_;  // no other sweep writes into out_ meanwhile
   std::mutex mutex_;
   std::vector<size_t> failed_;
 };
