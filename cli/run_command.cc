@@ -198,6 +198,7 @@ class Run {
                        "a result folder with a checkpoint beside it (" + dir.string() + "/checkpoint.json not found)");
     ckpt_ = std::make_unique<CheckpointFolder>(dir);
     header_ = JsonReader::parse_file((dir / "checkpoint.json").string());
+    check_inputs_unchanged(dir / "checkpoint.json");
     try {
       cmd_.scenario = header_.at("scenario_file").get<std::string>();
       cmd_.methods = header_.at("methods").get<std::vector<std::string>>();
@@ -213,6 +214,34 @@ class Run {
     if (cmd_.workers > 0) sc_.workload.workers = cmd_.workers;  // results do not depend on it
     resume_state_ = ckpt_->read_current();
     remove_dead_staging(out_);
+  }
+
+  // Every file the scenario names (topology, regions, CSV traces, data
+  // given by /workload/data_dir), with its digest: a resume refuses to go on
+  // with files that changed since the run began, which would mix two inputs
+  // in one result.
+  nlohmann::json input_digests() const {
+    nlohmann::json out = nlohmann::json::array();
+    auto add = [&](const std::string& pointer, const std::string& path) {
+      out.push_back({{"named_at", pointer}, {"path", fs::absolute(path).string()}, {"digest", file_digest(path)}});
+    };
+    for (const NamedInput& in : sc_.inputs) add(in.pointer, in.path);
+    for (const std::string& f : named_data_files(sc_.workload)) add("/workload/data_dir", f);
+    return out;
+  }
+  void check_inputs_unchanged(const fs::path& header_file) const {
+    if (!header_.contains("inputs")) return;  // written before inputs were kept
+    for (const auto& in : header_["inputs"]) {
+      const std::string path = in.value("path", ""), digest = file_digest(path);
+      if (digest.empty())
+        throw InputError(header_file.string(), in.value("named_at", ""),
+                         "expected " + path + ", which the run began with; it is gone or unreadable (restore it, or "
+                         "run again without --resume)");
+      if (digest != in.value("digest", ""))
+        throw InputError(header_file.string(), in.value("named_at", ""),
+                         "expected " + path + " as it was when the run began; it has changed since (resuming would mix "
+                         "two inputs in one result: restore it, or run again without --resume)");
+    }
   }
 
   void select_methods() {
@@ -252,7 +281,7 @@ class Run {
     header_ = {{"scenario_file", cmd_.scenario}, {"scenario", sc_.document},   {"methods", cmd_.methods},
                {"kernels", cmd_.kernels},        {"trace", cmd_.trace},        {"workers", sc_.workload.workers},
                {"checkpoint_every", cmd_.checkpoint_every}, {"out", out_.string()}, {"done", nlohmann::json::array()},
-               {"summary", nullptr}};
+               {"summary", nullptr}, {"inputs", input_digests()}};
   }
 
   // SIGINT and SIGTERM stop the run at the next event: a last checkpoint,

@@ -93,6 +93,18 @@ DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file) {
   return d;
 }
 
+std::vector<std::string> named_data_files(const WorkloadSpec& w) {
+  std::vector<std::string> files;
+  if (w.data_dir.empty() || w.dataset == "synthetic") return files;
+  std::vector<std::string> names = {"train.bin", "test.bin"};
+  if (w.dataset == "fashion-mnist")
+    names = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+  for (const std::string& n : names)
+    for (const char* ext : {"", ".gz"})
+      if (fs::is_regular_file(fs::path(w.data_dir) / (n + ext))) files.push_back((fs::path(w.data_dir) / (n + ext)).string());
+  return files;
+}
+
 void check_against_data(const Scenario& sc, const DatasetInfo& data) {
   const WorkloadSpec& w = sc.workload;
   if (w.train_samples > data.train)

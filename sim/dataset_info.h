@@ -38,4 +38,8 @@ DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file);
 // and one sample per shard.
 void check_against_data(const Scenario& sc, const DatasetInfo& data);
 
+// The data files the scenario names through /workload/data_dir (none when it
+// uses the default folder or synthetic data), for a resume to check.
+std::vector<std::string> named_data_files(const WorkloadSpec& w);
+
 }  // namespace gossipsim

@@ -333,6 +333,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     if (auto p = c->child("profiles")) sc.compute.profiles = parse_compute_profiles(*p, sc.topology, streams);
   if (auto c = r.child("churn")) sc.churn = parse_churn(*c, sc.topology, streams);
   r.done();
+  sc.inputs = r.inputs();
   if (sc.topology.node_count() < 2)
     for (size_t i = 0; i < sc.methods.size(); ++i)
       if (!sc.methods[i].type->trains_alone)

@@ -105,6 +105,10 @@ struct Scenario {
   StopOptions stop;
   EvalOptions eval;
   LimitsOptions limits;
+  // Every file the scenario names and that was read (topology, regions,
+  // CSV traces), with where it was named: a resume checks they are the
+  // files the run began with.
+  std::vector<NamedInput> inputs;
   // /churn: nodes that crash, leave and join (sim/wan.h). Every method but
   // one that trains alone (it has no network) plays it.
   Churn churn;

@@ -117,6 +117,7 @@ std::vector<std::pair<double, double>> read_csv_points(const JsonReader& r, cons
   if (path.is_relative() && !r.file().empty()) path = fs::path(r.file()).parent_path() / path;
   if (!fs::exists(path)) r.fail(key, "an existing CSV file (" + path.string() + " not found)");
   check_input_file(path.string(), "a CSV file of time_s,value rows");
+  r.note_input(key, path.string());
   std::ifstream in(path);
   std::vector<std::pair<double, double>> out;
   std::string line;

@@ -372,6 +372,31 @@ TEST_F(BadInput, TwoRunsIntoOneFolderAtOnceTheSecondIsRefused) {
   EXPECT_FALSE(fs::exists(path("sw-out/points")));
 }
 
+// The scenario is kept in the checkpoint, but the files it names are read
+// again on resume: one that changed since the run began is refused, naming
+// it and where the scenario names it, instead of silently mixing two inputs.
+TEST_F(BadInput, ResumeRefusesInputsThatChangedSinceTheRunBegan) {
+  nlohmann::json j = scenario();
+  j["stop"]["virtual_s"] = 6;
+  j["network"]["profiles"] = {{{"access", 0}, {"capacity_mbps", {{"csv", "trace.csv"}}}}};
+  write("trace.csv", "time_s,mbps\n0,50\n3,5\n");
+  write("s.json", j);
+  Result r;
+  r.code = test::run_shell("cd " + dir_.string() + " && GOSSIPSIM_TEST_RAISE=2:9 " + GOSSIPSIM_BINARY +
+                               " run s.json --kernels none --quiet --out r --checkpoint-every 1",
+                           &r.out);
+  ASSERT_EQ(r.code, 128 + 9) << r.out;
+  write("trace.csv", "time_s,mbps\n0,50\n3,500\n");
+  refused("run --resume r", "r.checkpoint/checkpoint.json: /network/profiles/0/capacity_mbps/csv: expected " +
+                                path("trace.csv").string() + " as it was when the run began; it has changed since");
+  fs::remove(path("trace.csv"));
+  refused("run --resume r", "/network/profiles/0/capacity_mbps/csv: expected " + path("trace.csv").string() +
+                                ", which the run began with; it is gone or unreadable");
+  write("trace.csv", "time_s,mbps\n0,50\n3,5\n");
+  EXPECT_EQ(gossipsim("run --resume r").code, 0);
+  EXPECT_TRUE(fs::exists(path("r/summary.json")));
+}
+
 // Every write error ends in one line naming the path and the reason, exit 2,
 // and leaves nothing that looks whole: no result folder, no staging folder,
 // no half-written checkpoint. A full disk is played by a file-size limit

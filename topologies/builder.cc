@@ -177,6 +177,7 @@ void build_geo(const JsonReader& r, Builder& b) {
   std::string file = r.string("regions_file", "cloud8");
   if (!fs::exists(file)) file = topology_data_dir() + "/" + file + (fs::path(file).has_extension() ? "" : ".json");
   if (!fs::exists(file)) r.fail("regions_file", "a region file name in topologies/data or a path to one");
+  r.note_input("regions_file", file);
   nlohmann::json data = JsonReader::parse_file(file);
   JsonReader g(data, file);
   std::vector<std::string> names;
@@ -290,6 +291,7 @@ void load_file(const JsonReader& r, Builder& b) {
   std::string format = r.string("format", ext == ".graphml" || ext == ".xml" ? "graphml" : ext == ".dot" || ext == ".gv" ? "dot" : "json");
   if (!fs::exists(path)) r.fail("path", "an existing topology file (" + path.string() + " not found)");
   const std::string file = path.string();
+  r.note_input("path", file);
   if (format == "json") {
     nlohmann::json data = JsonReader::parse_file(file);
     JsonReader doc(data, file);

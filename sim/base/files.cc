@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "sim/base/error.h"
 
@@ -77,6 +78,20 @@ void rename_or_fail(const fs::path& from, const fs::path& to) {
     if (fs::is_regular_file(from, ignored)) fs::remove(from, ignored);
     throw WriteError(to.string(), ec.message());
   }
+}
+
+std::string file_digest(const fs::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "";
+  uint64_t h = 0xcbf29ce484222325ull, size = 0;
+  std::vector<unsigned char> buffer(1 << 20);
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0;) {
+    size += n;
+    for (size_t i = 0; i < n; ++i) h = (h ^ buffer[i]) * 0x100000001b3ull;
+  }
+  const bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok ? fmt::format("{}:{:016x}", size, h) : "";
 }
 
 void copy_folder(const fs::path& from, const fs::path& to) {

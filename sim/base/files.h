@@ -54,6 +54,9 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 void make_folders(const std::filesystem::path& dir);
 // Renames, or a WriteError naming `to`.
 void rename_or_fail(const std::filesystem::path& from, const std::filesystem::path& to);
+// What a file holds, in short: its size and the FNV-1a 64 hash of its bytes
+// ("<bytes>:<16 hex digits>"); empty when it cannot be read.
+std::string file_digest(const std::filesystem::path& path);
 // Copies a folder (recursively, replacing files), or a WriteError.
 void copy_folder(const std::filesystem::path& from, const std::filesystem::path& to);
 

@@ -26,7 +26,15 @@ std::string JsonReader::one_of(const std::vector<std::string>& names) {
 }
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string path)
-    : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+    : JsonReader(value, std::move(file), std::move(path), std::make_shared<std::vector<NamedInput>>()) {}
+
+JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string path,
+                       std::shared_ptr<std::vector<NamedInput>> inputs)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)), inputs_(std::move(inputs)) {}
+
+void JsonReader::note_input(const std::string& key, const std::string& path) const {
+  inputs_->push_back({path_of(key), path});
+}
 
 void check_input_file(const std::string& file, const std::string& what) {
   namespace fs = std::filesystem;
@@ -143,7 +151,7 @@ JsonReader JsonReader::at(const std::string& key) const {
   expect_object();
   known_.insert(key);
   if (!value_->contains(key)) fail(key, "a value (this key is required)");
-  return JsonReader((*value_)[key], file_, path_ + "/" + escape_pointer(key));
+  return JsonReader((*value_)[key], file_, path_ + "/" + escape_pointer(key), inputs_);
 }
 
 std::optional<JsonReader> JsonReader::child(const std::string& key) const {
@@ -205,7 +213,7 @@ size_t JsonReader::array_size() const {
 
 JsonReader JsonReader::element(size_t i) const {
   if (!value_->is_array() || i >= value_->size()) fail("an array with an element " + std::to_string(i));
-  return JsonReader((*value_)[i], file_, path_ + "/" + std::to_string(i));
+  return JsonReader((*value_)[i], file_, path_ + "/" + std::to_string(i), inputs_);
 }
 
 void JsonReader::expect_object() const {

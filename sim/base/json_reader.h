@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +24,13 @@ inline constexpr uintmax_t kMaxInputFileBytes = uintmax_t(512) << 20;
 // Refuses, as an InputError naming `file`, anything but an existing regular
 // file of at most kMaxInputFileBytes; `what` says what was expected.
 void check_input_file(const std::string& file, const std::string& what);
+
+// A file that a value of the input names (a topology file, a CSV trace, a
+// regions file), as read: where it was named and the path it resolved to.
+struct NamedInput {
+  std::string pointer;  // e.g. /network/profiles/0/capacity_mbps/csv
+  std::string path;
+};
 
 class JsonReader {
  public:
@@ -80,15 +88,22 @@ class JsonReader {
   }
   // Refuses the keys of this object that were never read.
   void done() const;
+  // Records that the value at `key` named the file `path`, which was read;
+  // every reader made from this one (at, child, element) shares the record.
+  void note_input(const std::string& key, const std::string& path) const;
+  const std::vector<NamedInput>& inputs() const { return *inputs_; }
   // An error found inside another file that `key` of this object names
   // (a topology file, a CSV trace): the same error, saying which path named
   // the file. Errors in this reader's own file are returned as they are.
   InputError inside_named_file(const InputError& e, const std::string& key, const std::string& what) const;
 
  private:
+  JsonReader(const nlohmann::json& value, std::string file, std::string path,
+             std::shared_ptr<std::vector<NamedInput>> inputs);
   const nlohmann::json* value_;
   std::string file_, path_;
   mutable std::set<std::string> known_;
+  std::shared_ptr<std::vector<NamedInput>> inputs_;
 };
 
 }  // namespace gossipsim
