@@ -140,6 +140,16 @@ void maybe_raise(int checkpoints_written) {
   if (std::sscanf(spec, "%d:%d", &n, &sig) == 2 && n == checkpoints_written) std::raise(sig);
 }
 
+// A test hook (GOSSIPSIM_TEST_HOLD=SECONDS): wait that long once the output
+// is claimed and staged, so that a test can kill the process (or its
+// sweep) at a known point.
+void maybe_hold() {
+  const char* spec = std::getenv("GOSSIPSIM_TEST_HOLD");
+  if (!spec) return;
+  const double s = std::atof(spec);
+  if (s > 0) ::usleep(static_cast<useconds_t>(std::min(s, 600.0) * 1e6));
+}
+
 // Staging folders (OUT.tmp-<pid>) left by runs that were killed: their
 // process is gone, and they never looked like a result.
 void remove_dead_staging(const fs::path& out) {
@@ -175,6 +185,7 @@ class Run {
     claim_output();
     OutputDir dir(out_, "run", {{"scenario", sc_.name}});
     dir_ = &dir;
+    maybe_hold();
     factory_ = make_factory(sc_, cmd_.kernels);
     catch_signals();
     start_summary();
@@ -271,6 +282,7 @@ class Run {
     }
     out_ = choose_output(cmd_.out.empty() ? fs::path("results") / sc_.name : fs::path(cmd_.out), "run", cmd_.force);
     claim_ = std::make_unique<FolderClaim>(out_, "--out");
+    remove_dead_staging(out_);  // of a run into the same folder that was killed
     fs::path dir = out_;
     dir += ".checkpoint";
     if (fs::exists(dir))

@@ -2,9 +2,25 @@
 // own, several at once, into OUT/points/<i>; points already done are
 // skipped, so a sweep stopped and started again goes on where it was.
 // sweep.csv is gathered only once every point of the grid is done.
+//
+// Point runs die with their sweep: each is started with a parent-death
+// signal (SIGKILL), so a sweep that is killed leaves no orphan writing into
+// its folder; a point killed so leaves no result (its staging folder goes
+// when that point runs again), and the restart runs it again. SIGINT and
+// SIGTERM stop the sweep cleanly instead: no new point starts, the running
+// ones get SIGTERM (each stops with a result marked incomplete, which the
+// restart runs again) and are waited for, and the sweep exits 128 + the
+// signal.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/post.hpp>
+#include <csignal>
+#include <cstring>
 #include <boost/asio/thread_pool.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +40,50 @@ namespace fs = std::filesystem;
 
 namespace {
 
+volatile std::sig_atomic_t g_sweep_signal = 0;
+constexpr int kMaxChildren = 1024;
+std::atomic<pid_t> g_children[kMaxChildren];
+
+void on_sweep_signal(int sig) {
+  g_sweep_signal = sig;
+  for (auto& c : g_children)
+    if (pid_t pid = c.load(); pid > 0) ::kill(pid, SIGTERM);
+}
+
+// Runs this binary with `args` (args[0] is its name), output into `log`, and
+// waits for it; its exit code (128 + the signal if one ended it). The child
+// dies with the thread that started it (PR_SET_PDEATHSIG).
+int run_child(const std::vector<std::string>& args, const fs::path& log) {
+  static const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot start a point run: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(128 + SIGKILL);  // the sweep died before the line above
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
+    ::execv(self.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int slot = -1;
+  for (int i = 0; i < kMaxChildren && slot < 0; ++i) {
+    pid_t empty = 0;
+    if (g_children[i].compare_exchange_strong(empty, pid)) slot = i;
+  }
+  if (g_sweep_signal) ::kill(pid, SIGTERM);  // a signal came while it started
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (slot >= 0) g_children[slot].store(0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 class SweepRun {
  public:
   explicit SweepRun(const SweepCommand& cmd)
@@ -42,7 +102,14 @@ class SweepRun {
     }
     fmt::print(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep_.name, sweep_.size(),
                shard, shards, done, todo.size());
+    std::signal(SIGINT, on_sweep_signal);
+    std::signal(SIGTERM, on_sweep_signal);
     run_points(todo);
+    if (g_sweep_signal) {
+      fmt::print(stderr, "sweep {}: stopped by signal {}; the points not done run when the sweep starts again\n",
+                 sweep_.name, static_cast<int>(g_sweep_signal));
+      return 128 + static_cast<int>(g_sweep_signal);
+    }
     return gather();
   }
 
@@ -72,27 +139,28 @@ class SweepRun {
     write_result_marker(out_, "sweep", {{"name", sweep_.name}, {"points", sweep_.size()}, {"complete", complete}});
   }
 
-  std::string point_command(size_t p) const {
-    static const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> point_args(size_t p) const {
     const fs::path dir = out_ / "points" / std::to_string(p);
-    std::string command = shell_quote(self) + " run " + shell_quote(sweep_.base) +
-                          " --quiet --force --workers 1 --kernels " + shell_quote(cmd_.kernels) + " --out " +
-                          shell_quote(dir.string());
-    for (const auto& o : sweep_.overrides(p)) command += " --set " + shell_quote(o);
-    return command;
+    std::vector<std::string> args = {"gossipsim", "run", sweep_.base, "--quiet", "--force", "--workers", "1",
+                                     "--kernels", cmd_.kernels, "--out", dir.string()};
+    for (const auto& o : sweep_.overrides(p)) args.insert(args.end(), {"--set", o});
+    return args;
   }
 
   void run_points(const std::vector<size_t>& todo) {
     const int jobs = cmd_.jobs > 0 ? cmd_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     boost::asio::thread_pool pool(jobs);
-    for (size_t p : todo) boost::asio::post(pool, [this, p] { run_point(p); });
+    for (size_t p : todo) boost::asio::post(pool, [this, p] {
+      if (!g_sweep_signal) run_point(p);
+    });
     pool.join();
   }
 
   void run_point(size_t p) {
     const fs::path log = out_ / "points" / (std::to_string(p) + ".log");
-    const int rc = std::system((point_command(p) + " > " + shell_quote(log.string()) + " 2>&1").c_str());
+    const int rc = run_child(point_args(p), log);
     std::lock_guard<std::mutex> lock(mutex_);
+    if (g_sweep_signal) return;  // stopped, not failed: it runs again on restart
     if (rc != 0) {
       failed_.push_back(p);
       std::ifstream in(log);

@@ -1,6 +1,10 @@
 #include "sim/sweep.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -67,6 +71,75 @@ TEST(Sweep, ShardsCoverTheGridExactlyOnce) {
   EXPECT_EQ(parse_shard("2/5"), std::make_pair(size_t(2), size_t(5)));
   EXPECT_THROW(parse_shard("5/5"), InputError);
   EXPECT_THROW(parse_shard("x"), InputError);
+}
+
+// 1 while some `gossipsim run` writes below out/points/, else 0. (The
+// pattern's bracket keeps it from matching the shell that runs pgrep.)
+int point_runs_alive(const fs::path& out) {
+  return test::run_shell("pgrep -f -- '[-]-out " + out.string() + "/points/' > /dev/null") == 0 ? 1 : 0;
+}
+
+bool wait_until(const std::function<bool()>& done, double seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (done()) return true;
+    ::usleep(50000);
+  }
+  return done();
+}
+
+// A sweep killed with SIGKILL takes its point runs with it (they used to go
+// on as orphans, writing into its folder); started again, it finds a
+// consistent folder and finishes. The point runs hold at their start
+// (GOSSIPSIM_TEST_HOLD) so that the kill certainly finds them running.
+TEST(Sweep, PointRunsDieWithAKilledSweepAndTheRestartFinishes) {
+  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}});
+  fs::path out = temp("killed-sweep");
+  const std::string cmd = std::string(GOSSIPSIM_BINARY) + " sweep " + f.string() + " --kernels none --jobs 2 --out " +
+                          out.string();
+  test::run_shell("GOSSIPSIM_TEST_HOLD=60 " + cmd + " > /dev/null 2>&1 & echo $! > " + (out.string() + ".pid"));
+  ASSERT_TRUE(wait_until([&] { return point_runs_alive(out) == 1; }, 30)) << "no point run started";
+  std::ifstream pid_file(out.string() + ".pid");
+  int pid = 0;
+  pid_file >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_TRUE(wait_until([&] { return point_runs_alive(out) == 0; }, 10)) << "point runs outlived their sweep";
+  std::string text;
+  ASSERT_EQ(test::run_shell(cmd, &text), 0) << text;
+  EXPECT_TRUE(fs::exists(out / "sweep.csv"));
+  for (const auto& e : fs::directory_iterator(out / "points"))
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << "left behind: " << e.path();
+  fs::remove_all(f.parent_path());
+}
+
+// SIGTERM stops a sweep cleanly: no new point starts, the running ones stop,
+// and it exits 128 + 15; started again, it finishes.
+TEST(Sweep, SigtermStopsTheSweepAndItsPointRuns) {
+  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}});
+  fs::path out = temp("stopped-sweep");
+  const std::string cmd = std::string(GOSSIPSIM_BINARY) + " sweep " + f.string() + " --kernels none --jobs 2 --out " +
+                          out.string();
+  const std::string o = out.string();
+  test::run_shell("(GOSSIPSIM_TEST_HOLD=60 " + cmd + " > " + o + ".log 2>&1 & echo $! > " + o + ".pid; wait $!; echo $? > " +
+                  o + ".rc.tmp; mv " + o + ".rc.tmp " + o + ".rc) > /dev/null 2>&1 &");
+  ASSERT_TRUE(wait_until([&] { return point_runs_alive(out) == 1; }, 30)) << "no point run started";
+  std::ifstream pid_file(o + ".pid");
+  int pid = 0;
+  pid_file >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(out.string() + ".rc") && fs::file_size(out.string() + ".rc") > 0; },
+                         30));
+  std::ifstream rc(out.string() + ".rc");
+  int code = 0;
+  rc >> code;
+  EXPECT_EQ(code, 128 + SIGTERM);
+  EXPECT_EQ(point_runs_alive(out), 0);
+  EXPECT_FALSE(fs::exists(out / "sweep.csv"));
+  std::string text;
+  ASSERT_EQ(test::run_shell(cmd, &text), 0) << text;
+  EXPECT_TRUE(fs::exists(out / "sweep.csv"));
+  fs::remove_all(f.parent_path());
 }
 
 TEST(Sweep, AFailingPointDoesNotStopTheOthers) {
