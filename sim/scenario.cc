@@ -1,6 +1,7 @@
 #include "sim/scenario.h"
 
 #include "sim/base/safe_name.h"
+#include "sim/dataset_info.h"
 #include "sim/methods/registry.h"
 #include "sim/wan_reader.h"
 
@@ -195,6 +196,20 @@ EvalOptions parse_eval(const JsonReader& r) {
   return e;
 }
 
+// The changes every profile applies over the run, against /limits/wan_changes.
+void check_wan_changes(const JsonReader& r, const Scenario& sc) {
+  const Time horizon = seconds(estimated_run_s(sc));
+  double changes = 0;
+  for (const auto* list : {&sc.network.profiles, &sc.compute.profiles})
+    for (const WanProfile& p : *list) changes += changes_within(p, horizon);
+  if (changes > sc.limits.wan_changes)
+    r.fail(sc.compute.profiles.empty() ? "network" : "compute",
+           fmt::format("profiles that make at most {:g} changes over the run (/limits/wan_changes); these make about "
+                       "{:.3g} over {:.4g} virtual s (each one re-solves the flows it touches: raise the limit if the "
+                       "machine has the time)",
+                       sc.limits.wan_changes, changes, horizon.seconds()));
+}
+
 LimitsOptions parse_limits(const JsonReader& r) {
   LimitsOptions l;
   l.nodes = r.integer("nodes", l.nodes);
@@ -203,11 +218,24 @@ LimitsOptions parse_limits(const JsonReader& r) {
   r.require(l.links >= 1 && l.links <= 10000000000, "links", "an integer in [1, 1e10]");
   l.memory_gb = r.number("memory_gb", l.memory_gb);
   r.require(l.memory_gb > 0, "memory_gb", "a number > 0");
+  l.profile_points = r.integer("profile_points", l.profile_points);
+  r.require(l.profile_points >= 1 && l.profile_points <= 1'000'000'000, "profile_points", "an integer in [1, 1e9]");
+  l.wan_changes = r.number("wan_changes", l.wan_changes);
+  r.require(l.wan_changes >= 1 && l.wan_changes <= 1e12, "wan_changes", "a number in [1, 1e12]");
   r.done();
   return l;
 }
 
 }  // namespace
+
+double estimated_run_s(const Scenario& sc) {
+  if (sc.stop.virtual_s > 0) return sc.stop.virtual_s;
+  const WorkloadSpec& w = sc.workload;
+  const double train = static_cast<double>(w.train_samples > 0 ? w.train_samples : published_dataset(w).train);
+  const double iterations = sc.stop.epochs * train / static_cast<double>(w.batch);
+  const double per_s = std::max(1, sc.topology.node_count()) / (sc.compute.iteration_ms.mean() / 1e3);
+  return std::min(kMaxVirtualSeconds, iterations / per_s);
+}
 
 double estimate_memory(const Scenario& sc, int64_t model_bytes, int64_t data_bytes) {
   const double n = sc.topology.node_count();
@@ -220,6 +248,8 @@ double estimate_memory(const Scenario& sc, int64_t model_bytes, int64_t data_byt
   const bool gossiped = std::any_of(sc.methods.begin(), sc.methods.end(),
                                     [](const MethodOptions& m) { return m.info == Info::kGossiped; });
   if (gossiped) bytes += 24.0 * n * n;  // each node's view of every node's free times
+  // A row of events.csv per cross-traffic flow, expected.
+  for (const auto& c : sc.network.cross_traffic) bytes += 150.0 * c.expected_flows;
   // Parameters and momentum per node, plus a model per worker and evaluation copies.
   bytes += static_cast<double>(model_bytes) * (2.0 * n + 4.0 * sc.workload.workers);
   bytes += static_cast<double>(data_bytes);
@@ -325,12 +355,14 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   if (auto o = r.child("overrides"))
     apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
   const Streams streams(sc.seed);
+  PointBudget budget(sc.limits.profile_points);
   if (auto n = r.child("network")) {
-    if (auto p = n->child("profiles")) sc.network.profiles = parse_profiles(*p, sc.topology, streams);
+    if (auto p = n->child("profiles")) sc.network.profiles = parse_profiles(*p, sc.topology, streams, budget);
     if (auto p = n->child("cross_traffic")) sc.network.cross_traffic = parse_cross_traffic(*p, sc.topology, streams);
   }
   if (auto c = r.child("compute"))
-    if (auto p = c->child("profiles")) sc.compute.profiles = parse_compute_profiles(*p, sc.topology, streams);
+    if (auto p = c->child("profiles")) sc.compute.profiles = parse_compute_profiles(*p, sc.topology, streams, budget);
+  check_wan_changes(r, sc);
   if (auto c = r.child("churn")) sc.churn = parse_churn(*c, sc.topology, streams);
   r.done();
   sc.inputs = r.inputs();

@@ -88,8 +88,21 @@ struct EvalOptions {
 //   links      links of the graph, and pairs an erdos-renyi draw or default
 //              peers behind routers would visit; default 10,000,000
 //   memory_gb  estimated memory of a run (estimate_memory below); default 16
+//   profile_points  points held by all /network/profiles and
+//              /compute/profiles together (each point 16 bytes; a compute
+//              profile's points are held once for all its nodes), counted
+//              while they are read or generated; default 10,000,000
+//   wan_changes  changes all profiles apply over the run, estimated before
+//              it starts (each profile's points before the run's end, every
+//              period; the run's end is /stop/virtual_s or, with /stop/epochs
+//              alone, the time its nodes need for those epochs at their mean
+//              iteration time); each change re-solves the flows it touches;
+//              default 100,000,000
 // Raise them on a larger machine; the estimate is coarse (within about 2x).
-using LimitsOptions = SizeLimits;
+struct LimitsOptions : SizeLimits {
+  int64_t profile_points = 10'000'000;
+  double wan_changes = 1e8;
+};
 
 struct Scenario {
   std::string file;  // where it was read from ("" when from a string)
@@ -124,6 +137,12 @@ inline constexpr double kMaxEvaluations = 1e6;
 double estimate_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_bytes = 0);
 // Refuses, at /limits/memory_gb, a scenario whose estimate exceeds it.
 void check_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_bytes = 0);
+
+// How long a run of the scenario lasts in virtual seconds, about:
+// /stop/virtual_s, or with /stop/epochs alone the time its nodes take for
+// that many epochs at their mean iteration time (a lower bound: it leaves
+// out every wait for the network).
+double estimated_run_s(const Scenario& sc);
 
 // Applies "--set /json/pointer=value" overrides: value is parsed as JSON, or
 // taken as a string when it is not valid JSON.

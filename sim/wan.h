@@ -62,6 +62,7 @@
 // churn (it stops the training process, not the host).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,7 +87,7 @@ struct WanProfile {
   Vertex a = 0, b = 0;  // links
   NodeId node = 0;      // access and compute
   std::string name;     // for events.csv: "link n0--router:x", "up n3", "n3"
-  Profile values;       // Mbit/s, ms or a factor
+  std::shared_ptr<const Profile> values;  // Mbit/s, ms or a factor; shared by the nodes of one entry
   // events.csv's kind: capacity, latency, speed.
   const char* kind() const {
     return target == Target::kLinkLatency ? "latency" : target == Target::kCompute ? "speed" : "capacity";
@@ -122,6 +123,15 @@ struct CrossTraffic {
   Distribution size_mb = Distribution::constant(1), interarrival_s = Distribution::constant(1);
   Time start, until;
   std::string name;  // "cross_traffic/0"
+  std::string file, pointer;  // where it was given: the scenario and /network/cross_traffic/<k>
+  double expected_flows = 0;  // over [start, until], from E[min(gap, until - start)]
 };
+
+// The most cross-traffic flows a run may make, all entries together: each is
+// a row of events.csv (about 150 bytes in memory). Bounded twice: the
+// expected count before the run (from E[min(gap, span)], which a rare huge
+// gap or an infinite mean cannot hide) and the flows actually made, during
+// the run.
+inline constexpr int64_t kMaxCrossTrafficFlows = 10'000'000;
 
 }  // namespace gossipsim

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/base/error.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
 #include "sim/simulator.h"
@@ -12,9 +13,10 @@
 namespace gossipsim {
 
 WanDynamics::WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
-                         std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed)
+                         std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed, int64_t max_cross_flows)
     : sim_(sim), net_(net), recorder_(recorder), profiles_(std::move(profiles)), traffic_(std::move(traffic)),
-      set_speed_(std::move(set_speed)), next_(profiles_.size(), 0), cycle_(profiles_.size(), Time::zero()) {
+      set_speed_(std::move(set_speed)), next_(profiles_.size(), 0), cycle_(profiles_.size(), Time::zero()),
+      max_cross_flows_(max_cross_flows) {
   const Streams streams(seed);
   for (size_t k = 0; k < traffic_.size(); ++k) traffic_rng_.push_back(streams.stream("cross-traffic", k));
 }
@@ -38,7 +40,11 @@ void WanDynamics::next_flow(size_t k) {
   if (!to.empty()) {
     const NodeId dst = to[uniform_index(rng, to.size())];
     const Bytes size{std::max<int64_t>(1, std::llround(size_mb * 1e6))};
-    ++cross_started_;
+    if (++cross_started_ > max_cross_flows_)
+      throw InputError(c.file, c.pointer + "/interarrival_s",
+                       fmt::format("expected gaps that make at most {} cross-traffic flows in a run; its draws made "
+                                   "more by {:.6g} virtual s (about {:.3g} were expected over [start_s, until_s])",
+                                   max_cross_flows_, sim_.now().seconds(), c.expected_flows));
     recorder_.network_events.push_back({sim_.now(), "cross-traffic", fmt::format("n{}->n{}", src, dst),
                                         static_cast<double>(size.count), c.name});
     net_.start_flow(src, dst, size, [this](const FlowRecord& f) {
@@ -53,17 +59,17 @@ void WanDynamics::next_flow(size_t k) {
 
 void WanDynamics::schedule_next(size_t p) {
   const WanProfile& c = profiles_[p];
-  const auto& points = c.values.points;
+  const auto& points = c.values->points;
   if (next_[p] == points.size()) {
-    if (c.values.period == Time::zero()) return;  // the last value holds for ever
+    if (c.values->period == Time::zero()) return;  // the last value holds for ever
     next_[p] = 0;
-    cycle_[p] += c.values.period;
+    cycle_[p] += c.values->period;
   }
   const Time at = cycle_[p] + points[next_[p]].first;
   if (at.ns() > static_cast<int64_t>(kMaxVirtualSeconds * 1e9)) return;
   sim_.schedule_at(at, [this, p] {
     const WanProfile& c = profiles_[p];
-    const double value = c.values.points[next_[p]].second;
+    const double value = c.values->points[next_[p]].second;
     switch (c.target) {
       case WanProfile::Target::kLinkCapacity: net_.set_link_capacity(c.a, c.b, mbps(value)); break;
       case WanProfile::Target::kLinkLatency: net_.set_link_latency(c.a, c.b, milliseconds(value)); break;

@@ -22,8 +22,11 @@ struct Recorder;
 class WanDynamics {
  public:
   using SetSpeed = std::function<void(NodeId, double)>;
+  // More than `max_cross_flows` cross-traffic flows in all is an InputError
+  // naming the entry whose gaps made the flow that went over.
   WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
-              std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed);
+              std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed,
+              int64_t max_cross_flows = kMaxCrossTrafficFlows);
   void start();
 
   int64_t cross_flows_started() const { return cross_started_; }
@@ -44,6 +47,7 @@ class WanDynamics {
   std::vector<Time> cycle_;    // per profile: start of the current period
   std::vector<Rng> traffic_rng_;
   int64_t cross_started_ = 0, cross_finished_ = 0, cross_bytes_ = 0;
+  int64_t max_cross_flows_;
 };
 
 }  // namespace gossipsim

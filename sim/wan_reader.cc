@@ -7,7 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
 
 #include "topologies/builder.h"
 
@@ -78,9 +82,17 @@ std::vector<NodeId> select_nodes(const JsonReader& e, const Topology& t, const s
   if (e.has("region")) {
     ++found;
     const std::string region = e.string("region");
-    for (NodeId i = 0; i < n; ++i)
-      if (t.graph[t.nodes[i]].region == region) nodes.push_back(i);
-    if (nodes.empty()) e.fail("region", "a region that holds compute nodes");
+    std::set<std::string> regions;  // of compute nodes
+    for (NodeId i = 0; i < n; ++i) {
+      const std::string& r = t.graph[t.nodes[i]].region;
+      if (!r.empty()) regions.insert(r);
+      if (!region.empty() && r == region) nodes.push_back(i);
+    }
+    if (nodes.empty())
+      e.fail("region", regions.empty() ? "a region, of a topology that has them (this one has none: nodes, range, all "
+                                         "or fraction select its nodes)"
+                                       : "a region that holds compute nodes: " + JsonReader::one_of({regions.begin(),
+                                                                                                    regions.end()}));
   }
   if (e.has("all")) {
     ++found;
@@ -111,30 +123,71 @@ std::vector<NodeId> selected_nodes(const JsonReader& e, const Topology& t, const
   return nodes;
 }
 
-// Points read from a CSV file of time_s,value rows.
-std::vector<std::pair<double, double>> read_csv_points(const JsonReader& r, const std::string& key) {
+// A point of a profile, with the CSV line it came from (0: not from a file).
+struct Point {
+  double t, v;
+  int line = 0;
+};
+using Points = std::vector<Point>;
+
+// A number that is the whole of `cell` (blanks around it allowed): "5abc",
+// "7 Mbit/s" and "" are not numbers.
+std::optional<double> whole_number(std::string cell) {
+  const auto first = cell.find_first_not_of(" \t"), last = cell.find_last_not_of(" \t");
+  if (first == std::string::npos) return std::nullopt;
+  cell = cell.substr(first, last - first + 1);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(cell.c_str(), &end);
+  if (end != cell.c_str() + cell.size() || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+// Points read from a CSV file of time_s,value rows: exactly two numeric
+// fields a row; a first row of two non-numeric fields is a header; blank
+// lines and lines starting with # are skipped; a UTF-8 byte order mark is
+// ignored. Errors name the file and the line. At most `most` rows.
+Points read_csv_points(const JsonReader& r, const std::string& key, int64_t most, std::string& file) {
   fs::path path = r.string(key);
   if (path.is_relative() && !r.file().empty()) path = fs::path(r.file()).parent_path() / path;
   if (!fs::exists(path)) r.fail(key, "an existing CSV file (" + path.string() + " not found)");
   check_input_file(path.string(), "a CSV file of time_s,value rows");
   r.note_input(key, path.string());
-  std::ifstream in(path);
-  std::vector<std::pair<double, double>> out;
+  file = path.string();
+  std::ifstream in(path, std::ios::binary);
+  Points out;
   std::string line;
+  bool header_possible = true;
   for (int number = 1; std::getline(in, line); ++number) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream row(line);
-    double t, v;
-    char comma;
-    if (!(row >> t >> comma >> v) || comma != ',') {
-      if (number == 1 && out.empty()) continue;  // a header
-      throw InputError(path.string(), fmt::format("line {}", number), "expected time_s,value (two numbers)");
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    const std::string where = fmt::format("line {}", number);
+    std::vector<std::string> cells;
+    for (size_t start = 0;;) {
+      const size_t comma = line.find(',', start);
+      cells.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
     }
-    if (!std::isfinite(t) || !std::isfinite(v))
-      throw InputError(path.string(), fmt::format("line {}", number), "expected finite numbers");
-    out.emplace_back(t, v);
+    if (cells.size() != 2)
+      throw InputError(file, where, fmt::format("expected two fields, time_s,value (this row has {})", cells.size()));
+    const auto t = whole_number(cells[0]), v = whole_number(cells[1]);
+    if (header_possible && !t && !v) {  // a header
+      header_possible = false;
+      continue;
+    }
+    header_possible = false;
+    if (!t || !v)
+      throw InputError(file, where, fmt::format("expected time_s,value as two numbers (\"{}\" is not a number)",
+                                                !t ? cells[0] : cells[1]));
+    if (!std::isfinite(*t) || !std::isfinite(*v)) throw InputError(file, where, "expected finite numbers");
+    if (static_cast<int64_t>(out.size()) >= most)
+      throw InputError(file, where, fmt::format("expected at most {} rows (the points a profile may hold here; "
+                                                "/limits/profile_points bounds them in all)", most));
+    out.push_back({*t, *v, number});
   }
-  if (out.empty()) throw InputError(path.string(), "", "expected at least one time_s,value row");
+  if (out.empty()) throw InputError(file, "", "expected at least one time_s,value row");
   return out;
 }
 
@@ -152,8 +205,6 @@ const ValueRange kCapacityRange{kCapacityMbps.min_draw, kCapacityMbps.max, true,
 const ValueRange kLatencyRange{0, kLatencyMs.max, false, " ms"};
 const ValueRange kFactorRange{0.01, 1000, false, ""};
 
-using Points = std::vector<std::pair<double, double>>;  // seconds, value
-
 double until_of(const JsonReader& g) {
   const double u = g.number("until_s");
   g.require(u > 0 && u <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
@@ -162,7 +213,8 @@ double until_of(const JsonReader& g) {
 
 double step_of(const JsonReader& g, double span) {
   const double s = g.number("step_s");
-  g.require(s > 0 && span / s <= kMaxPoints, "step_s", fmt::format("a step > 0 giving at most {} points", kMaxPoints));
+  g.require(s >= kMinProfileStepS && span / s <= kMaxPoints, "step_s",
+            fmt::format("a step of at least {:g} s giving at most {} points", kMinProfileStepS, kMaxPoints));
   return s;
 }
 
@@ -171,10 +223,10 @@ Points given_points(const JsonReader& r) {
   JsonReader list = r.at("points");
   for (size_t i = 0; i < list.array_size(); ++i) {
     JsonReader p = list.element(i);
-    if (p.array_size() != 2) p.fail("a [time_s, mbps] pair");
-    pts.emplace_back(p.element(0).as_number(), p.element(1).as_number());
+    if (p.array_size() != 2) p.fail("a [time_s, value] pair");
+    pts.push_back({p.element(0).as_number(), p.element(1).as_number()});
   }
-  if (pts.empty()) r.fail("points", "at least one [time_s, mbps] pair");
+  if (pts.empty()) r.fail("points", "at least one [time_s, value] pair");
   return pts;
 }
 
@@ -186,12 +238,13 @@ Points diurnal_points(const JsonReader& g, const ValueRange& range, double& peri
   const double phase = g.number("phase_s", 0.0);
   g.require(mean > 0 && range.ok(mean), "mean", range.text());
   g.require(amplitude >= 0 && amplitude <= 1, "amplitude", "a fraction in [0, 1]");
-  g.require(period > 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in (0, 1e9]");
+  g.require(period >= kMinProfileStepS && period <= kMaxVirtualSeconds, "period_s",
+            fmt::format("a number of seconds in [{:g}, 1e9]", kMinProfileStepS));
   const double s = step_of(g, period);
   g.done();
   Points pts;
   for (double t = 0; t < period - 1e-9; t += s)
-    pts.emplace_back(t, mean * (1 + amplitude * std::sin(2 * M_PI * (t - phase) / period)));
+    pts.push_back({t, mean * (1 + amplitude * std::sin(2 * M_PI * (t - phase) / period))});
   return pts;
 }
 
@@ -208,27 +261,31 @@ Points random_walk_points(const JsonReader& g, const ValueRange& range, Rng& rng
   Points pts;
   boost::random::normal_distribution<double> normal(0, 1);
   for (double t = 0; t < end; t += s) {
-    pts.emplace_back(t, value);
+    pts.push_back({t, value});
     value = std::clamp(value * std::exp(sigma * normal(rng)), lo, hi);
   }
   return pts;
 }
 
-// Alternating periods at `on` and `off`, of drawn lengths.
-Points on_off_points(const JsonReader& g, const ValueRange& range, Rng& rng) {
+// Alternating periods at `on` and `off`, of drawn lengths (at least 1 ms).
+Points on_off_points(const JsonReader& g, const ValueRange& range, Rng& rng, int64_t most) {
   const double on = g.number("on"), off = g.number("off", 0.0);
-  const Distribution up = Distribution::parse(g.at("up_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
-  const Distribution down = Distribution::parse(g.at("down_s"), Distribution::Domain::kPositive, {1e-6, 1e9});
+  const Distribution::Bounds bounds{kMinProfileStepS, 1e9};
+  const Distribution up = Distribution::parse(g.at("up_s"), Distribution::Domain::kPositive, bounds);
+  const Distribution down = Distribution::parse(g.at("down_s"), Distribution::Domain::kPositive, bounds);
   const double end = until_of(g);
   g.done();
   g.require(range.ok(on), "on", range.text());
   g.require(range.ok(off), "off", range.text());
   Points pts;
-  for (double t = 0; t < end && pts.size() <= kMaxPoints;) {
-    pts.emplace_back(t, on);
+  for (double t = 0; t < end;) {
+    if (static_cast<int64_t>(pts.size()) >= most)
+      g.fail(fmt::format("periods giving at most {} points here (they gave more before until_s; "
+                         "/limits/profile_points bounds the points of all profiles)", most));
+    pts.push_back({t, on});
     t += up.sample(rng);
     if (t >= end) break;
-    pts.emplace_back(t, off);
+    pts.push_back({t, off});
     t += down.sample(rng);
   }
   return pts;
@@ -236,49 +293,81 @@ Points on_off_points(const JsonReader& g, const ValueRange& range, Rng& rng) {
 
 // The points as a profile, each checked: times in range and strictly
 // increasing (also once rounded to the nanosecond), within the period,
-// values in range.
-Profile checked_profile(const JsonReader& r, const Points& pts, double period, const ValueRange& range) {
-  Profile p;
-  p.period = seconds(period);
-  if (pts.size() > kMaxPoints) r.fail(fmt::format("at most {} points", kMaxPoints));
+// values in range; at least one point (a change every period). A point
+// from a CSV file is reported at its file and line.
+Profile checked_profile(const JsonReader& r, const Points& pts, double period, const ValueRange& range,
+                        const std::string& csv) {
+  auto fail = [&](const Point& p, size_t i, const std::string& expected) {
+    if (p.line > 0)
+      throw r.inside_named_file(InputError(csv, fmt::format("line {}", p.line), "expected " + expected), "csv",
+                                "CSV file");
+    r.fail(fmt::format("point {} (time {:g} s): {}", i, p.t, expected));
+  };
+  if (pts.empty()) r.fail(fmt::format("at least one point (a period of {:g} s holds none)", period));
+  Profile prof;
+  prof.period = seconds(period);
   for (size_t i = 0; i < pts.size(); ++i) {
-    const auto [t, v] = pts[i];
-    const std::string where = fmt::format("point {} (time {:g} s)", i, t);
-    if (!(t >= 0 && t <= kMaxVirtualSeconds)) r.fail(where + ": a time in [0, 1e9] s");
-    if (i > 0 && !(t > pts[i - 1].first)) r.fail(where + ": a time after the previous point's (times strictly increase)");
-    if (period > 0 && !(t < period)) r.fail(where + ": a time within the period (< period_s)");
-    if (!range.ok(v)) r.fail(where + ": " + range.text());
-    p.points.emplace_back(seconds(t), v);
+    const Point& p = pts[i];
+    if (!(p.t >= 0 && p.t <= kMaxVirtualSeconds)) fail(p, i, "a time in [0, 1e9] s");
+    if (i > 0 && !(p.t > pts[i - 1].t)) fail(p, i, "a time after the previous point's (times strictly increase)");
+    if (period > 0 && !(p.t < period)) fail(p, i, "a time within the period (< period_s)");
+    if (!range.ok(p.v)) fail(p, i, range.text());
+    prof.points.emplace_back(seconds(p.t), p.v);
+    if (i > 0 && prof.points[i].first <= prof.points[i - 1].first) fail(p, i, "a time at least 1 ns after the previous");
   }
-  for (size_t i = 1; i < p.points.size(); ++i)
-    if (p.points[i].first <= p.points[i - 1].first) r.fail("points at least 1 ns apart");
-  return p;
+  return prof;
 }
 
-Profile parse_profile(const JsonReader& r, Rng rng, const ValueRange& range) {
+std::shared_ptr<const Profile> parse_profile(const JsonReader& r, Rng rng, const ValueRange& range,
+                                             PointBudget& budget) {
   r.expect_object();
   int kinds = 0;
   for (const char* kind : {"points", "csv", "diurnal", "random_walk", "on_off"}) kinds += r.has(kind) ? 1 : 0;
   if (kinds != 1) r.fail("exactly one of points, csv, diurnal, random_walk, on_off");
+  const int64_t most = std::min<int64_t>(kMaxPoints, std::max<int64_t>(0, budget.left()));
   Points pts;
+  std::string csv;
   double generated_period = 0;
   if (r.has("points")) pts = given_points(r);
   if (r.has("csv")) {
     try {
-      pts = read_csv_points(r, "csv");
+      pts = read_csv_points(r, "csv", most, csv);
     } catch (const InputError& e) {
       throw r.inside_named_file(e, "csv", "CSV file");
     }
   }
   if (auto g = r.child("diurnal")) pts = diurnal_points(*g, range, generated_period);
   if (auto g = r.child("random_walk")) pts = random_walk_points(*g, range, rng);
-  if (auto g = r.child("on_off")) pts = on_off_points(*g, range, rng);
+  if (auto g = r.child("on_off")) pts = on_off_points(*g, range, rng, most);
+  if (pts.size() > kMaxPoints) r.fail(fmt::format("at most {} points", kMaxPoints));
+  budget.take(r, static_cast<int64_t>(pts.size()));
   const double period = r.number("period_s", generated_period);
-  r.require(period >= 0 && period <= kMaxVirtualSeconds, "period_s", "a number of seconds in [0, 1e9]");
-  return checked_profile(r, pts, period, range);
+  r.require(period == 0 || (period >= kMinProfileStepS && period <= kMaxVirtualSeconds), "period_s",
+            fmt::format("0 (no repetition) or a number of seconds in [{:g}, 1e9]", kMinProfileStepS));
+  return std::make_shared<const Profile>(checked_profile(r, pts, period, range, csv));
 }
 
 }  // namespace
+
+void PointBudget::take(const JsonReader& r, int64_t n) {
+  if (n > left())
+    r.fail(fmt::format("at most {} profile points in all (/limits/profile_points); this profile's {} bring the "
+                       "total to {}",
+                       limit_, n, used_ + n));
+  used_ += n;
+}
+
+double changes_within(const WanProfile& p, Time horizon) {
+  const auto& pts = p.values->points;
+  auto before = [&](Time t) {  // points at times < t
+    return static_cast<double>(
+        std::lower_bound(pts.begin(), pts.end(), t, [](const auto& p, Time x) { return p.first < x; }) - pts.begin());
+  };
+  const Time period = p.values->period;
+  if (period == Time::zero()) return before(horizon);
+  const double cycles = std::floor(static_cast<double>(horizon.ns()) / static_cast<double>(period.ns()));
+  return cycles * static_cast<double>(pts.size()) + before(Time::ns(horizon.ns() % period.ns()));
+}
 
 void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams& streams, ComputeOverrides& compute) {
   const auto names = vertex_names(t);
@@ -334,7 +423,8 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
   }
 }
 
-std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t, const Streams& streams) {
+std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t, const Streams& streams,
+                                       PointBudget& budget) {
   const auto names = vertex_names(t);
   std::vector<WanProfile> out;
   for (size_t k = 0; k < list.array_size(); ++k) {
@@ -349,17 +439,18 @@ std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t
         if (!e.has("capacity_mbps") && !e.has("latency_ms")) e.fail("capacity_mbps or latency_ms (or both)");
         if (e.has("capacity_mbps"))
           out.push_back({WanProfile::Target::kLinkCapacity, a, b, 0, link,
-                         parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange)});
+                         parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange, budget)});
         if (e.has("latency_ms"))
           out.push_back({WanProfile::Target::kLinkLatency, a, b, 0, link,
-                         parse_profile(e.at("latency_ms"), streams.stream("profile-latency", k), kLatencyRange)});
+                         parse_profile(e.at("latency_ms"), streams.stream("profile-latency", k), kLatencyRange,
+                                       budget)});
       }
     if (e.has("access")) {
       ++targets;
       const NodeId n = node_of(e.at("access"), t, names);
       const std::string dir = e.string("direction", "both");
       if (dir != "up" && dir != "down" && dir != "both") e.fail("direction", "one of up, down, both");
-      const Profile p = parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange);
+      const auto p = parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange, budget);
       for (bool up : {true, false}) {
         if ((up && dir == "down") || (!up && dir == "up")) continue;
         out.push_back({up ? WanProfile::Target::kUp : WanProfile::Target::kDown, 0, 0, n,
@@ -372,19 +463,16 @@ std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t
   return out;
 }
 
-std::vector<WanProfile> parse_compute_profiles(const JsonReader& list, const Topology& t, const Streams& streams) {
+std::vector<WanProfile> parse_compute_profiles(const JsonReader& list, const Topology& t, const Streams& streams,
+                                               PointBudget& budget) {
   const auto names = vertex_names(t);
   std::vector<WanProfile> out;
   for (size_t k = 0; k < list.array_size(); ++k) {
     JsonReader e = list.element(k);
     e.expect_object();
     const auto nodes = selected_nodes(e, t, names, streams.stream("select-compute", k));
-    const Profile p = parse_profile(e.at("factor"), streams.stream("compute-profile", k), kFactorRange);
+    const auto p = parse_profile(e.at("factor"), streams.stream("compute-profile", k), kFactorRange, budget);
     e.done();
-    // Each node holds its own copy of the points.
-    if (static_cast<double>(nodes.size()) * p.points.size() > kMaxPoints * 10.0)
-      e.fail(fmt::format("at most {} points over all its nodes ({} nodes x {} points)", kMaxPoints * 10, nodes.size(),
-                         p.points.size()));
     for (NodeId n : nodes) out.push_back({WanProfile::Target::kCompute, 0, 0, n, fmt::format("n{}", n), p});
   }
   return out;
@@ -532,14 +620,25 @@ std::vector<CrossTraffic> parse_cross_traffic(const JsonReader& list, const Topo
     e.require(until > start && until <= kMaxVirtualSeconds, "until_s", "a number of seconds after start_s, <= 1e9");
     c.start = seconds(start);
     c.until = seconds(until);
-    // Every flow is a row of events.csv: bound the expected count.
-    constexpr double kMaxFlows = 1e7;
-    if ((until - start) / c.interarrival_s.mean() > kMaxFlows)
-      e.fail("interarrival_s", fmt::format("gaps giving at most {:g} flows on average over [start_s, until_s] "
-                                           "({:g} expected)", kMaxFlows, (until - start) / c.interarrival_s.mean()));
+    c.file = e.file();
+    c.pointer = e.path();
+    // Every flow is a row of events.csv: bound the expected count, from the
+    // gaps as the span truncates them (a mean alone hides a rare huge gap
+    // among tiny ones, and a Pareto of shape <= 1 has none).
+    const double span = until - start, typical = c.interarrival_s.expected_min(span);
+    c.expected_flows = span / typical;
+    if (c.expected_flows > static_cast<double>(kMaxCrossTrafficFlows))
+      e.fail("interarrival_s", fmt::format("gaps giving at most {} flows over [start_s, until_s]; these give about "
+                                           "{:.3g} (a gap truncated at the span averages {:.3g} s)",
+                                           kMaxCrossTrafficFlows, c.expected_flows, typical));
     e.done();
     out.push_back(std::move(c));
   }
+  double expected = 0;
+  for (const auto& c : out) expected += c.expected_flows;
+  if (expected > static_cast<double>(kMaxCrossTrafficFlows))
+    list.fail(fmt::format("cross-traffic giving at most {} flows in all; these entries give about {:.3g}",
+                          kMaxCrossTrafficFlows, expected));
   return out;
 }
 

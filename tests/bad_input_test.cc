@@ -221,7 +221,7 @@ TEST_F(BadInput, NumbersTooLargeForAnyTypeNameTheirFile) {
   j = scenario();
   j["compute"] = {{"iteration_ms", 1e300}};
   write("s.json", j);
-  refused("validate s.json", "s.json: /compute/iteration_ms: expected a number > 0 and <= 1e+07");
+  refused("validate s.json", "s.json: /compute/iteration_ms: expected a number >= 0.001 and <= 1e+07");
   j = scenario();
   j["network"]["links"]["bandwidth_mbps"] = {{"dist", "lognormal"}, {"median", 1e300}, {"sigma", 1}};
   write("s.json", j);
@@ -340,6 +340,171 @@ TEST_F(BadInput, PlotSaysOneClearLine) {
   Result r = gossipsim("plot r");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("plot: error:"), std::string::npos) << r.out;
+}
+
+// Profiles near the clock's resolution, and more points or changes than a
+// run can hold: refused by validate and run alike, naming the path, before
+// anything runs. These used to segfault (a diurnal period of 1e-9 s: no
+// point in its period), never end (2e-9 s; a points profile repeating every
+// 1e-9 s) or grow past 2 GB (400 entries of a million points each).
+TEST_F(BadInput, ProfilesNearTheClocksResolutionOrTooLargeAreRefused) {
+  auto with = [&](const nlohmann::json& profiles, const char* where = "network") {
+    nlohmann::json j = scenario();
+    j[where]["profiles"] = profiles;
+    write("p.json", j);
+  };
+  auto both = [&](const std::string& expected) {
+    refused("validate p.json --kernels none", expected);
+    refused("run p.json --kernels none --quiet --out r", expected);
+    EXPECT_FALSE(fs::exists(path("r")));
+  };
+  const nlohmann::json access = {{"access", 0}};
+  for (double period : {1e-9, 2e-9, 1e-4}) {
+    nlohmann::json e = access;
+    e["capacity_mbps"] = {{"diurnal", {{"mean", 50}, {"amplitude", 0.5}, {"period_s", period}, {"step_s", period}}}};
+    with(nlohmann::json::array({e}));
+    both("p.json: /network/profiles/0/capacity_mbps/diurnal/period_s: expected a number of seconds in [0.001, 1e9]");
+    nlohmann::json f = {{"all", true},
+                        {"factor", {{"diurnal", {{"mean", 1}, {"amplitude", 0.5}, {"period_s", period}, {"step_s", 1}}}}}};
+    with(nlohmann::json::array({f}), "compute");
+    both("p.json: /compute/profiles/0/factor/diurnal/period_s: expected a number of seconds in [0.001, 1e9]");
+    e["capacity_mbps"] = {{"points", {{0, 10}}}, {"period_s", period}};
+    with(nlohmann::json::array({e}));
+    both("p.json: /network/profiles/0/capacity_mbps/period_s: expected 0 (no repetition) or a number of seconds in "
+         "[0.001, 1e9]");
+  }
+  nlohmann::json e = access;
+  e["capacity_mbps"] = {{"diurnal", {{"mean", 50}, {"amplitude", 0.5}, {"period_s", 10}, {"step_s", 1e-9}}}};
+  with(nlohmann::json::array({e}));
+  both("/network/profiles/0/capacity_mbps/diurnal/step_s: expected a step of at least 0.001 s");
+  e["capacity_mbps"] = {{"on_off", {{"on", 50}, {"up_s", 1e-9}, {"down_s", 1}, {"until_s", 10}}}};
+  with(nlohmann::json::array({e}));
+  both("/network/profiles/0/capacity_mbps/on_off/up_s: expected a number >= 0.001");
+  // 400 entries of a million points each (16 MB apiece): refused at the
+  // entry that passes /limits/profile_points, before the machine runs out.
+  nlohmann::json many = nlohmann::json::array();
+  for (int k = 0; k < 400; ++k) {
+    nlohmann::json x = access;
+    x["capacity_mbps"] = {{"diurnal", {{"mean", 50}, {"amplitude", 0.5}, {"period_s", 1000}, {"step_s", 0.00125}}}};
+    many.push_back(x);
+  }
+  with(many);
+  both("p.json: /network/profiles/12/capacity_mbps: expected at most 10000000 profile points in all "
+       "(/limits/profile_points); this profile's 800000 bring the total to 10400000");
+  // Few points, many periods: the changes over the run, estimated.
+  e["capacity_mbps"] = {{"points", {{0, 10}, {0.0005, 20}}}, {"period_s", 0.001}};
+  nlohmann::json j = scenario();
+  j["network"]["profiles"] = nlohmann::json::array({e});
+  j["stop"]["virtual_s"] = 1e6;
+  j["eval"]["every_s"] = 10;
+  write("p.json", j);
+  both("p.json: /network: expected profiles that make at most 1e+08 changes over the run (/limits/wan_changes); "
+       "these make about 4e+09 over 1e+06 virtual s");
+  j["limits"] = {{"wan_changes", 1e10}};
+  write("p.json", j);
+  EXPECT_EQ(gossipsim("validate p.json --kernels none").code, 0);
+  // With /stop/epochs alone, the run's length is estimated from the epochs.
+  j = scenario();
+  j["compute"]["profiles"] = {{{"all", true}, {"factor", {{"points", {{0, 1}, {0.0005, 2}}}, {"period_s", 0.001}}}}};
+  j["stop"] = {{"epochs", 1e6}};
+  write("p.json", j);
+  refused("validate p.json --kernels none", "p.json: /compute: expected profiles that make at most 1e+08 changes");
+  for (double bad : {0.0, -1.0, 1e-9, 1e300})
+    for (const char* key : {"profile_points", "wan_changes"}) {
+      j = scenario();
+      j["limits"][key] = bad;
+      write("p.json", j);
+      refused("validate p.json --kernels none", std::string("p.json: /limits/") + key + ": expected ");
+    }
+}
+
+// Cross-traffic whose mean gap passes but whose draws would not: bounded by
+// the gaps the span truncates, before the run, and by the flows actually
+// made, during it. These used to pass the mean-based estimate and then make
+// about 1e8 flows until std::bad_alloc, or 6.3 million with a Pareto of
+// infinite mean.
+TEST_F(BadInput, CrossTrafficIsBoundedByWhatItsGapsActuallyGive) {
+  auto with = [&](const nlohmann::json& gaps, double until) {
+    nlohmann::json j = scenario();
+    j["network"]["cross_traffic"] = {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 0.01},
+                                      {"interarrival_s", gaps}, {"until_s", until}}};
+    write("c.json", j);
+  };
+  with({{"dist", "empirical"}, {"values", {1e-6, 1e9}}, {"weights", {1e9, 1}}}, 60);
+  refused("validate c.json --kernels none",
+          "c.json: /network/cross_traffic/0/interarrival_s: expected gaps giving at most 10000000 flows over "
+          "[start_s, until_s]; these give about 5.66e+07");
+  refused("run c.json --kernels none --quiet --out r", "/network/cross_traffic/0/interarrival_s: expected gaps");
+  with({{"dist", "pareto"}, {"scale", 1e-6}, {"shape", 0.99}}, 1000);
+  refused("validate c.json --kernels none", "/network/cross_traffic/0/interarrival_s: expected gaps giving at most");
+  with({{"dist", "pareto"}, {"scale", 1e-7}, {"shape", 0.99}}, 1000);
+  refused("validate c.json --kernels none", "/network/cross_traffic/0/interarrival_s/scale: expected a number >= 1e-06");
+  with({{"dist", "exponential"}, {"mean", 0.5}}, 2);
+  EXPECT_EQ(gossipsim("run c.json --kernels none --quiet --out r").code, 0);
+}
+
+// CSV traces: every row two numbers and nothing else; a byte order mark is
+// not a header; times and values out of order or range name the CSV file
+// and its line (they used to pass, drop the first row, or name only the
+// scenario's path).
+TEST_F(BadInput, CsvTracesAreReadStrictlyAndNameTheirLine) {
+  nlohmann::json j = scenario();
+  j["network"]["profiles"] = {{{"access", 0}, {"capacity_mbps", {{"csv", "t.csv"}}}}};
+  write("s.json", j);
+  const std::string trace = "t.csv";  // as the scenario names it
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"0,5abc\n", "line 1: expected time_s,value as two numbers (\"5abc\" is not a number)"},
+           {"time_s,mbps\n2,7 Mbit/s\n", "line 2: expected time_s,value as two numbers (\"7 Mbit/s\" is not a number)"},
+           {"0,5,99\n", "line 1: expected two fields, time_s,value (this row has 3)"},
+           {"0,5\n2\n", "line 2: expected two fields, time_s,value (this row has 1)"},
+           {"0,5\n2,x\n", "line 2: expected time_s,value as two numbers"},
+           {"0,5\n3,8\n2,9\n", "line 3: expected a time after the previous point's"},
+           {"0,5\n0,8\n", "line 2: expected a time after the previous point's"},
+           {"-1,5\n", "line 1: expected a time in [0, 1e9] s"},
+           {"0,5\n1,-3\n", "line 2: expected 0 or a value in [0.001, 1e+09] Mbit/s"},
+           {"# a comment\n\n0,5\n2e9,5\n", "line 4: expected a time in [0, 1e9] s"},
+           {"time_s,mbps\n", "expected at least one time_s,value row"}}) {
+    write("t.csv", text);
+    refused("validate s.json --kernels none", trace + ": " + expected);
+    refused("validate s.json --kernels none", "(in the CSV file that s.json: /network/profiles/0/capacity_mbps/csv names)");
+  }
+  // A byte order mark before a row without a header: the row is read, not
+  // taken for a header.
+  write("t.csv", "\xEF\xBB\xBF" "0,7\n1,9\n");
+  ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r").code, 0);
+  std::ifstream events(path("r/gossip/events.csv"));
+  const std::string rows((std::istreambuf_iterator<char>(events)), std::istreambuf_iterator<char>());
+  EXPECT_NE(rows.find("gossip,0.000000000,capacity,up n0,7,"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("gossip,1.000000000,capacity,up n0,9,"), std::string::npos) << rows;
+}
+
+// Churn periods below 1 ms (they were raised to 1 ms without a word), a
+// region selector on a topology without regions or that names none (an
+// empty one selected every node), a peer graph that cannot be connected
+// (its message read "expected could not draw ...").
+TEST_F(BadInput, SelectorsAndDrawsSayWhatIsWrong) {
+  nlohmann::json j = scenario();
+  j["churn"] = {{{"all", true}, {"cycle", {{"up_s", 0.0001}, {"down_s", 1}, {"until_s", 2}}}}};
+  write("c.json", j);
+  refused("validate c.json --kernels none", "c.json: /churn/0/cycle/up_s: expected a number >= 0.001");
+  j["churn"] = {{{"all", true}, {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 0.0005}}}, {"down_s", 1},
+                                          {"until_s", 2}}}}};
+  write("c.json", j);
+  refused("validate c.json --kernels none", "c.json: /churn/0/cycle/up_s/mean: expected a number >= 0.001");
+  j = scenario();
+  j["churn"] = {{{"region", ""}, {"events", {{1, "crash"}}}}};
+  write("c.json", j);
+  refused("validate c.json --kernels none", "c.json: /churn/0/region: expected a region, of a topology that has them");
+  j["topology"] = {{"generator", "geo"}, {"nodes", 8}, {"regions_file", "cloud8"}};
+  j["churn"][0]["region"] = "eu-wset-1";
+  write("c.json", j);
+  refused("validate c.json --kernels none",
+          "c.json: /churn/0/region: expected a region that holds compute nodes: one of ap-northeast-1, ");
+  j = scenario();
+  j["topology"] = {{"generator", "random-regular"}, {"nodes", 6}, {"degree", 1}};
+  write("c.json", j);
+  refused("validate c.json --kernels none",
+          "c.json: /topology/degree: expected a degree >= 2 (a 1-regular graph is pairs: never connected beyond 2 nodes)");
 }
 
 // A second run (or sweep) into a folder another process is writing is

@@ -243,6 +243,34 @@ TEST(Wan, ALatencyChangeReachesTheFlowsThatStartAfterIt) {
   EXPECT_EQ(recorder.network_events[0].kind, "latency");
 }
 
+// The flows a cross-traffic entry makes are bounded while they are made, not
+// only by the count its gaps predict: one past the bound is an InputError
+// naming the entry's gaps, at the virtual time it came.
+TEST(Wan, CrossTrafficFlowsAreBoundedAsTheyAreMade) {
+  TwoNodes two;
+  auto traffic = parse_cross_traffic(
+      JsonReader(nlohmann::json::parse(R"([{"from": {"nodes": ["a"]}, "to": {"nodes": ["b"]}, "size_mb": 0.001,
+                                             "interarrival_s": 0.1, "until_s": 100}])"),
+                 "test.json", "/network/cross_traffic"),
+      two.t, Streams(1));
+  EXPECT_NEAR(traffic[0].expected_flows, 1000, 1e-6);
+  Simulator sim;
+  Network net(sim, two.t);
+  Recorder recorder;
+  WanDynamics wan(sim, net, recorder, {}, traffic, {}, 1, /*max_cross_flows=*/25);
+  wan.start();
+  try {
+    sim.run();
+    FAIL() << "no bound";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "test.json: /network/cross_traffic/0/interarrival_s: expected gaps that make at most 25 cross-traffic "
+              "flows in a run; its draws made more by 2.6 virtual s (about 1e+03 were expected over [start_s, "
+              "until_s])");
+  }
+  EXPECT_EQ(wan.cross_flows_started(), 26);
+}
+
 TEST(Wan, CrossTrafficSharesTheLinkByMaxMin) {
   // A 1 MB training flow from 0 s drains from 0.01 s at 1 MB/s; a 1 MB
   // background flow arrives at 0.5 s and drains from 0.51 s: both at 0.5
@@ -329,7 +357,7 @@ TEST(Churn, BadInputNamesItsPath) {
                   "/network/cross_traffic/0/from: expected exactly one of nodes"));
   EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}},
                                                     {"size_mb", 1}, {"interarrival_s", 1e-6}, {"until_s", 1e9}}}),
-                  "/network/cross_traffic/0/interarrival_s: expected gaps giving at most 1e+07 flows on average"));
+                  "/network/cross_traffic/0/interarrival_s: expected gaps giving at most 10000000 flows over [start_s, until_s]; these give about 1e+15"));
   EXPECT_TRUE(has(error("/churn", {{{"all", true}, {"cycle", {{"up_s", 0.001}, {"down_s", 0.001}, {"until_s", 1e9}}}}}),
                   "/churn/0/cycle: expected at most 1000000 churn events in all"));
   EXPECT_TRUE(has(error("/compute/profiles", {{{"nodes", {0}}, {"factor", {{"points", {{1, 0}}}}}}}),

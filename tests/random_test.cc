@@ -57,6 +57,33 @@ TEST(Distributions, SampleMeansMatchTheirLaws) {
   EXPECT_NEAR(mean_of(parse(R"({"dist":"empirical","values":[1,10],"weights":[3,1]})")), 3.25, 0.1);
 }
 
+// E[min(X, T)], against closed forms computed here.
+TEST(Distributions, ExpectedMinimumFollowsTheClosedForms) {
+  auto read = [](const char* json) {
+    nlohmann::json j = nlohmann::json::parse(json);
+    return Distribution::parse(JsonReader(j, "t"), Distribution::Domain::kPositive, {1e-9, 1e9});
+  };
+  EXPECT_NEAR(read(R"({"dist":"exponential","mean":2})").expected_min(3), 2 * (1 - std::exp(-1.5)), 1e-6);
+  EXPECT_NEAR(read(R"({"dist":"uniform","min":1,"max":3})").expected_min(2), 1.75, 1e-6);
+  EXPECT_DOUBLE_EQ(read("0.5").expected_min(2), 0.5);
+  EXPECT_DOUBLE_EQ(read("5").expected_min(2), 2);
+  // Infinite mean: xm + xm^a (T^(1-a) - xm^(1-a)) / (1 - a).
+  const double a = 0.99, T = 1e6;
+  EXPECT_TRUE(std::isinf(read(R"({"dist":"pareto","scale":1,"shape":0.99})").mean()));
+  EXPECT_NEAR(read(R"({"dist":"pareto","scale":1,"shape":0.99})").expected_min(T), 1 + (std::pow(T, 1 - a) - 1) / (1 - a),
+              1e-3);
+  // A rare huge value: the mean is about 1 s, the typical gap 1 us.
+  const Distribution rare = read(R"({"dist":"empirical","values":[1e-6,1e9],"weights":[1e9,1]})");
+  EXPECT_NEAR(rare.mean(), 1.0, 1e-3);
+  EXPECT_NEAR(rare.expected_min(60), (1e-6 * 1e9 + 60) / (1e9 + 1), 1e-12);
+  // Lognormal, mu = ln m: e^(mu + s^2/2) Phi((ln T - mu - s^2)/s) + T (1 - Phi((ln T - mu)/s)).
+  auto phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  const double mu = std::log(1.5), s = 0.8, t = 2;
+  EXPECT_NEAR(read(R"({"dist":"lognormal","median":1.5,"sigma":0.8})").expected_min(t),
+              std::exp(mu + s * s / 2) * phi((std::log(t) - mu - s * s) / s) + t * (1 - phi((std::log(t) - mu) / s)),
+              1e-5);
+}
+
 TEST(Distributions, TruncatedNormalNeverGoesNegative) {
   Rng r(3);
   Distribution d = parse(R"({"dist":"normal","mean":1,"std":2})", Distribution::Domain::kNonNegative);

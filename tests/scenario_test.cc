@@ -113,7 +113,7 @@ struct Bad {
 std::vector<Bad> bad_cases() {
   return {
       {"/methods/0", "gossipp", "test.json: /methods/0: expected one of gossip, gossip-overlap"},
-      {"/network/links/bandwidth_mbps", -5, "/network/links/bandwidth_mbps: expected a number > 0"},
+      {"/network/links/bandwidth_mbps", -5, "/network/links/bandwidth_mbps: expected a number >= 0.001"},
       {"/network/links/bandwidth_mbps/median", -1, "/network/links/bandwidth_mbps/median: expected a number > 0"},
       {"/network/access/up_mbps", "fast", "/network/access/up_mbps: expected a number or an object"},
       {"/workload/dataset", "imagenet", "/workload/dataset: expected one of fashion-mnist, cifar100, synthetic"},
@@ -149,7 +149,7 @@ std::vector<Bad> bad_cases() {
        "/compute/profiles/0/speed: unknown key"},
       {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", -1},
                                    {"interarrival_s", 1}, {"until_s", 5}}},
-       "/network/cross_traffic/0/size_mb: expected a number > 0"},
+       "/network/cross_traffic/0/size_mb: expected a number >= 1e-06"},
       {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 1},
                                    {"interarrival_s", 1}}},
        "/network/cross_traffic/0/until_s: expected a value (this key is required)"},

@@ -186,7 +186,7 @@ TEST(Wan, BadProfilesAndOverridesNameTheirPath) {
   // A CSV with a bad row names the CSV's line.
   fs::path csv = fs::temp_directory_path() / ("gossipsim-wan-" + std::to_string(::getpid()) + ".csv");
   std::ofstream(csv) << "time_s,mbps\n0,8\n1;4\n";
-  EXPECT_NE(error(link({{"csv", csv.string()}})).find(csv.string() + ": line 3: expected time_s,value"),
+  EXPECT_NE(error(link({{"csv", csv.string()}})).find(csv.string() + ": line 3: expected two fields, time_s,value"),
             std::string::npos);
   fs::remove(csv);
 

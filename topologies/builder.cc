@@ -102,8 +102,15 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
     if (kind == "random-regular") {
       int d = positive_int(r, "degree", 1, limits.nodes);
       r.require(d < n && (static_cast<long>(n) * d) % 2 == 0, "degree", "a degree < nodes with nodes*degree even");
+      r.require(d >= 2 || n == 2, "degree", "a degree >= 2 (a 1-regular graph is pairs: never connected beyond 2 nodes)");
       check_links(r, "degree", n, 0.5 * n * d, limits, "random regular graph");
-      edges = random_regular_edges(n, d, rng);
+      try {
+        edges = random_regular_edges(n, d, rng);
+      } catch (const std::runtime_error&) {
+        r.fail("degree", fmt::format("a degree that gives a connected graph of {} nodes (1000 draws of degree {} "
+                                     "were all disconnected; raise it)",
+                                     n, d));
+      }
     }
     if (kind == "erdos-renyi") {
       const double p = probability("p");

@@ -25,12 +25,21 @@ struct Distribution::Reader {
   Bounds bounds;
   std::string sign;  // what a value must be, in words
 
+  // A floor above 0 (the smallest draw a use allows: 1 ms for churn
+  // periods, 1 kbit/s for capacities) also bounds every location parameter
+  // from below: a value under it would be raised to it without a word.
   Reader(const JsonReader& r, Domain domain, Bounds b)
       : r(r), positive(domain == Domain::kPositive), nonneg(domain != Domain::kAny), bounds(b),
-        sign(std::string(positive ? "a number > 0" : "a number >= 0") +
+        sign((b.min_draw > 0 ? fmt::format("a number >= {:g}", b.min_draw)
+                             : std::string(positive ? "a number > 0" : "a number >= 0")) +
              (std::isfinite(b.max) ? fmt::format(" and <= {:g}", b.max) : "")) {}
 
-  bool bad(double v) const { return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max; }
+  bool bad(double v) const {
+    return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max || (bounds.min_draw > 0 && v < bounds.min_draw);
+  }
+  void at_least_floor(const std::string& key, double v) const {
+    if (bounds.min_draw > 0 && v < bounds.min_draw) r.fail(key, fmt::format("a number >= {:g}", bounds.min_draw));
+  }
   void check(const JsonReader& at, const std::string& key, double v) const {
     if (bad(v)) at.fail(key, sign);
   }
@@ -55,6 +64,7 @@ struct Distribution::Reader {
     d.b_ = r.number("std");
     r.require(d.b_ >= 0, "std", "a number >= 0");
     at_most("mean", d.a_);
+    at_least_floor("mean", d.a_);
     at_most("std", d.b_);
     d.truncated_ = nonneg || r.has("min");
     d.floor_ = r.number("min", 0.0);
@@ -68,6 +78,7 @@ struct Distribution::Reader {
     d.b_ = r.number("sigma");
     r.require(d.a_ > 0, "median", "a number > 0");
     at_most("median", d.a_);
+    at_least_floor("median", d.a_);
     r.require(d.b_ <= 20, "sigma", "a number <= 20");
     r.require(d.b_ >= 0, "sigma", "a number >= 0");
   }
@@ -75,12 +86,14 @@ struct Distribution::Reader {
     d.a_ = r.number("mean");
     r.require(d.a_ > 0, "mean", "a number > 0");
     at_most("mean", d.a_);
+    at_least_floor("mean", d.a_);
   }
   void pareto(Distribution& d) const {
     d.a_ = r.number("scale");
     d.b_ = r.number("shape");
     r.require(d.a_ > 0, "scale", "a number > 0");
     at_most("scale", d.a_);
+    at_least_floor("scale", d.a_);
     r.require(d.b_ > 0, "shape", "a number > 0");
   }
   void empirical(Distribution& d) const {
@@ -176,6 +189,88 @@ double Distribution::mean() const {
     }
   }
   return a_;
+}
+
+namespace {
+
+// P(Z > z) for a standard normal Z.
+double normal_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+
+// The integral of a non-increasing s over [lo, hi], on a log grid (the
+// survival functions below fall over orders of magnitude).
+template <class F>
+double integrate_survival(F s, double lo, double hi) {
+  if (!(hi > lo)) return 0;
+  constexpr int kSteps = 4000;
+  double total = 0;
+  const double start = std::max(lo, hi * 1e-12);
+  total += (start - lo) * s(lo);  // s <= 1 there: at most start - lo
+  const double ratio = std::pow(hi / start, 1.0 / kSteps);
+  double x = start, sx = s(x);
+  for (int i = 0; i < kSteps; ++i) {
+    const double next = i + 1 == kSteps ? hi : x * ratio, sn = s(next);
+    total += (next - x) * (sx + sn) / 2;  // trapezoid
+    x = next;
+    sx = sn;
+  }
+  return total;
+}
+
+}  // namespace
+
+double Distribution::expected_min(double cap) const {
+  // Draws are clamped into [lo, hi]; E[min(X, T)] = integral over [0, T) of
+  // P(X > x) dx for X >= 0 (every use of this is a non-negative quantity).
+  const double lo = std::max(0.0, bounds_.min_draw), hi = std::min(bounds_.max, cap);
+  if (hi <= lo) return std::min(lo, cap);
+  auto clamp = [&](double v) { return std::min(std::max(v, lo), hi); };
+  switch (kind_) {
+    case Kind::kConstant: return clamp(a_);
+    case Kind::kEmpirical: {
+      double s = 0, prev = 0;
+      for (size_t i = 0; i < values_.size(); ++i) {
+        s += clamp(values_[i]) * (cumulative_[i] - prev);
+        prev = cumulative_[i];
+      }
+      return s / cumulative_.back();
+    }
+    case Kind::kExponential:  // the integral of e^(-x/m) over [lo, hi)
+      return lo + a_ * (std::exp(-lo / a_) - std::exp(-hi / a_));
+    case Kind::kUniform: {  // 1 below a, falling linearly to 0 at b
+      const double flat = std::max(0.0, std::min(hi, a_) - lo);
+      const double x0 = std::max(lo, a_), x1 = std::min(hi, b_);
+      const double slope = x1 > x0 ? ((b_ - x0) + (b_ - x1)) / 2 * (x1 - x0) / (b_ - a_) : 0.0;
+      return lo + flat + slope;
+    }
+    case Kind::kPareto: {  // 1 below the scale, (scale / x)^shape above
+      const double flat = std::max(0.0, std::min(hi, a_) - lo);
+      const double x0 = std::max(lo, a_);
+      if (hi <= x0) return lo + flat;
+      const double tail = b_ == 1 ? a_ * std::log(hi / x0)
+                                  : std::pow(a_, b_) * (std::pow(hi, 1 - b_) - std::pow(x0, 1 - b_)) / (1 - b_);
+      return lo + flat + tail;
+    }
+    default: break;
+  }
+  auto survival = [&](double x) -> double {  // of the law before clamping, x >= 0
+    switch (kind_) {
+      case Kind::kUniform: return x < a_ ? 1.0 : x >= b_ ? 0.0 : (b_ - x) / (b_ - a_);
+      case Kind::kNormal: {
+        if (b_ == 0) return x < a_ ? 1.0 : 0.0;
+        const double tail = normal_tail((x - a_) / b_);
+        if (!truncated_) return tail;
+        const double kept = normal_tail((floor_ - a_) / b_);
+        return x < floor_ ? 1.0 : kept > 0 ? tail / kept : 0.0;
+      }
+      case Kind::kLognormal:
+        return x <= 0 ? 1.0 : b_ == 0 ? (x < a_ ? 1.0 : 0.0) : normal_tail((std::log(x) - std::log(a_)) / b_);
+      case Kind::kExponential: return std::exp(-x / a_);
+      case Kind::kPareto: return x < a_ ? 1.0 : std::pow(a_ / x, b_);
+      default: return 0.0;
+    }
+  };
+  // min(clamp(X), T) >= lo always: lo plus the integral of P(X > x) over [lo, hi).
+  return lo + integrate_survival(survival, lo, hi);
 }
 
 std::string Distribution::describe() const {

@@ -27,8 +27,9 @@
 namespace gossipsim {
 
 // What a use of a distribution allows: every location parameter (value,
-// min, max, mean, median, scale, values) must be <= max, and every draw is
-// clamped into [min_draw, max], so that a heavy tail can never give a value
+// min, max, mean, median, scale, values) must be <= max and, when min_draw
+// is above 0, >= min_draw; every draw is clamped into [min_draw, max], so
+// that a heavy tail can never give a value
 // the simulation cannot represent (a zero-length iteration, a time that
 // overflows). Draws inside the bounds are unchanged.
 struct DrawBounds {
@@ -50,6 +51,13 @@ class Distribution {
 
   double sample(Rng& rng) const;  // a draw, clamped into the bounds
   double mean() const;  // of the untruncated law; used for nominal figures
+  // E[min(X, cap)] of the draws as sample() gives them (clamped into the
+  // bounds), cap > 0: finite where the mean is not (a Pareto of shape <= 1)
+  // and unmoved by a rare huge value. T / expected_min(T) estimates how many
+  // draws of gaps fill a span T: what bounds the work a renewal process of
+  // these gaps makes (renewal theory: the count is at most 2T / E[min(X, T)]
+  // on average).
+  double expected_min(double cap) const;
   Kind kind() const { return kind_; }
   std::string describe() const;
 
