@@ -39,6 +39,12 @@ TEST(FuzzRegressions, TopologyInputsAreRefusedOrAccepted) {
 TEST(FuzzRegressions, ReplayInputsAreRefusedOrAccepted) {
   EXPECT_GT(replay_folder("replay", fuzz::replay_entry), 0);
 }
+TEST(FuzzRegressions, ProfileInputsAreRefusedOrAcceptedAndPlayed) {
+  EXPECT_GT(replay_folder("profile", fuzz::profile_entry), 0);
+}
+TEST(FuzzRegressions, ChurnInputsAreRefusedOrAccepted) {
+  EXPECT_GT(replay_folder("churn", fuzz::churn_entry), 0);
+}
 
 }  // namespace
 }  // namespace gossipsim

@@ -18,8 +18,13 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_reader.h"
+#include "sim/network.h"
+#include "sim/recorder.h"
 #include "sim/replay.h"
 #include "sim/scenario.h"
+#include "sim/simulator.h"
+#include "sim/wan_dynamics.h"
+#include "sim/wan_reader.h"
 #include "topologies/builder.h"
 
 namespace gossipsim::fuzz {
@@ -78,6 +83,99 @@ inline void replay_entry(const uint8_t* data, size_t size) {
     nlohmann::json doc =
         JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz/replay.json", "");
     replay_transfers(doc, "fuzz/replay.json", harness_limits());
+  });
+}
+
+// A small geo topology (4 nodes in 2 regions, so region selectors and
+// region_pair links exist) for the readers of the living WAN.
+inline const Topology& wan_topology() {
+  static const Topology t = [] {
+    nlohmann::json spec = {{"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"}};
+    return build_topology(JsonReader(spec, "fuzz/topology.json"), LinkDefaults{}, Streams(1), harness_limits());
+  }();
+  return t;
+}
+
+// Plays accepted profiles on the topology for 20 virtual seconds: a profile
+// that the readers let through must neither crash nor flood the clock (1 ms
+// floors: at most about 20,000 changes a profile here).
+inline void play(const std::vector<WanProfile>& profiles) {
+  Simulator sim;
+  Network net(sim, wan_topology());
+  Recorder recorder;
+  WanDynamics wan(sim, net, recorder, profiles, {}, [](NodeId, double) {}, 1);
+  wan.start();
+  sim.run(seconds(20), [&] { return sim.executed() < 20'000 * (profiles.size() + 1) + 10; });
+  if (sim.executed() >= 20'000 * (profiles.size() + 1) + 10 && sim.now() < seconds(20)) __builtin_trap();
+}
+
+// Extremes that profiles meet at the edges of the clock and of memory.
+inline double extreme(uint8_t b) {
+  static const double kValues[] = {0,    1e-9, 2e-9, 1e-6,   5e-4, 1e-3, 0.0011, 0.5,    1,
+                                   3,    7.5,  100,  86400,  1e6,  1e9,  1e12,   1e300,  -1,
+                                   -1e-9, NAN, INFINITY, 0.001 * 1e6, 1000.0 / 1e6, 123.456789};
+  return kValues[b % (sizeof kValues / sizeof kValues[0])];
+}
+
+// Network and compute profiles. The first byte picks the mode:
+//   0: the rest is /network/profiles as JSON;
+//   1: the rest is the CSV trace an access capacity profile names;
+//   2: the rest picks an extreme profile (kind, period, step, ...).
+// Accepted profiles are played.
+inline void profile_entry(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  const uint8_t mode = data[0] % 3;
+  const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  const Topology& t = wan_topology();
+  expect_refusal_at_most([&] {
+    PointBudget budget(200'000);
+    nlohmann::json list;
+    if (mode == 0) {
+      list = JsonReader::parse_text(rest, "fuzz/profiles.json", "/network/profiles");
+    } else if (mode == 1) {
+      const std::string csv = "/tmp/gossipsim-fuzz-" + std::to_string(::getpid()) + ".csv";
+      std::ofstream(csv, std::ios::binary) << rest;
+      list = {{{"access", 0}, {"capacity_mbps", {{"csv", csv}, {"period_s", rest.size() % 2 ? 30.0 : 0.0}}}}};
+    } else {
+      auto at = [&](size_t i) { return i < rest.size() ? static_cast<uint8_t>(rest[i]) : uint8_t{0}; };
+      nlohmann::json profile;
+      switch (at(0) % 4) {
+        case 0:
+          profile["diurnal"] = {{"mean", extreme(at(1))}, {"amplitude", extreme(at(2)) / 1e3}, {"period_s", extreme(at(3))},
+                                {"step_s", extreme(at(4))}};
+          break;
+        case 1: {
+          nlohmann::json pts = nlohmann::json::array();
+          double time = 0;
+          for (size_t i = 5; i + 1 < rest.size() && i < 64; i += 2) pts.push_back({time += extreme(at(i)), extreme(at(i + 1))});
+          profile["points"] = pts.empty() ? nlohmann::json::array({{0, 1}}) : pts;
+          profile["period_s"] = extreme(at(1));
+          break;
+        }
+        case 2:
+          profile["random_walk"] = {{"start", extreme(at(1))}, {"sigma", extreme(at(2)) / 1e3}, {"step_s", extreme(at(3))},
+                                    {"min", extreme(at(4))}, {"max", extreme(at(5))}, {"until_s", extreme(at(6))}};
+          break;
+        default:
+          profile["on_off"] = {{"on", extreme(at(1))}, {"off", extreme(at(2))}, {"up_s", extreme(at(3))},
+                               {"down_s", {{"dist", "exponential"}, {"mean", extreme(at(4))}}}, {"until_s", extreme(at(5))}};
+      }
+      list = {{{"access", "n0"}, {"capacity_mbps", profile}}, {{"region_pair", {"us-east-1", "eu-west-1"}},
+                                                             {"latency_ms", profile}}};
+      // Rounding in JSON text as a user would write it.
+      list = nlohmann::json::parse(list.dump());
+    }
+    auto profiles = parse_profiles(JsonReader(list, "fuzz/scenario.json", "/network/profiles"), t, Streams(1), budget);
+    play(profiles);
+  });
+}
+
+// /churn as JSON, against the small topology.
+inline void churn_entry(const uint8_t* data, size_t size) {
+  expect_refusal_at_most([&] {
+    nlohmann::json list = JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size),
+                                                 "fuzz/churn.json", "/churn");
+    parse_churn(JsonReader(list, "fuzz/scenario.json", "/churn"), wan_topology(), Streams(1));
   });
 }
 
