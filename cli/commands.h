@@ -40,6 +40,16 @@ struct SweepCommand {
 int sweep_command(const SweepCommand& cmd);
 int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels);
 int replay_command(const std::string& file, const std::string& out);
+
+struct EmulateCommand {
+  std::string file, out;
+  std::string connections = "fresh";  // fresh | persistent | warm (emulate/real_transfers.h)
+  std::string congestion = "default"; // default (the kernel's) | bbr | cubic | reno
+  int queue_packets = 1000;           // drop-tail queue of every resource
+  double max_rate_mbps = 1000;        // refuse routes whose bottleneck is above: the emulator would fall behind
+  double time_limit_s = 900;
+};
+int emulate_command(const EmulateCommand& cmd);
 int topology_command(const std::string& spec, bool dot);
 int plot_command(const std::vector<std::string>& results, const std::string& out);
 

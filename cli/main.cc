@@ -19,6 +19,7 @@ struct Given {
   std::string file, out, kernels = "torch";
   std::vector<std::string> sets, results;
   bool dot = false;
+  EmulateCommand emulate;
 };
 
 CLI::App* add_run(CLI::App& app, RunCommand& run) {
@@ -61,13 +62,27 @@ CLI::App* add_validate(CLI::App& app, Given& g) {
   return c;
 }
 
-CLI::App* add_replay(CLI::App& app, Given& g) {
+std::pair<CLI::App*, CLI::App*> add_net(CLI::App& app, Given& g) {
   auto* net = app.add_subcommand("net", "Network model tools");
   net->require_subcommand(1);
   auto* c = net->add_subcommand("replay", "Replay transfers on a topology; one CSV row per transfer");
   c->add_option("file", g.file, "Replay JSON: topology, network, transfers")->required();
   c->add_option("--out", g.out, "CSV file (default: standard output)");
-  return c;
+  auto* e = net->add_subcommand("emulate",
+                                "The same transfers as real TCP through an emulated WAN on this machine (root)");
+  EmulateCommand& x = g.emulate;
+  e->add_option("file", x.file, "Replay JSON, as for net replay")->required();
+  e->add_option("--out", x.out, "CSV file (default: standard output); its settings and timing go to OUT.json");
+  e->add_option("--connections", x.connections,
+                "fresh: a connection per transfer; persistent: one per pair (slow start after idle); "
+                "warm: one per pair, warmed, no slow start after idle")
+      ->check(CLI::IsMember({"fresh", "persistent", "warm"}));
+  e->add_option("--congestion", x.congestion, "default (the kernel's), bbr, cubic or reno")
+      ->check(CLI::IsMember({"default", "bbr", "cubic", "reno"}));
+  e->add_option("--queue-packets", x.queue_packets, "Drop-tail queue of every resource, packets (default 1000)");
+  e->add_option("--max-rate-mbps", x.max_rate_mbps, "Refuse routes whose bottleneck is above (default 1000)");
+  e->add_option("--time-limit", x.time_limit_s, "Give up on transfers not done after this many seconds (900)");
+  return {c, e};
 }
 
 CLI::App* add_topology(CLI::App& app, Given& g) {
@@ -104,7 +119,7 @@ int main(int argc, char** argv) {
   auto* run = add_run(app, g.run);
   auto* sweep = add_sweep(app, g.sweep);
   auto* validate = add_validate(app, g);
-  auto* replay = add_replay(app, g);
+  auto [replay, emulate] = add_net(app, g);
   auto* topology = add_topology(app, g);
   auto* plot = add_plot(app, g);
   CLI11_PARSE(app, argc, argv);
@@ -113,6 +128,7 @@ int main(int argc, char** argv) {
     if (*sweep) return sweep_command(g.sweep);
     if (*validate) return validate_command(g.file, g.sets, g.kernels);
     if (*replay) return replay_command(g.file, g.out);
+    if (*emulate) return emulate_command(g.emulate);
     if (*topology) return topology_command(g.file, g.dot);
     if (*plot) return plot_command(g.results, g.out);
   } catch (const InputError& e) {

@@ -160,6 +160,16 @@ const Route& Network::build_route(NodeId src, NodeId dst, const std::vector<Vert
   return row.emplace(dst, std::move(r)).first->second;
 }
 
+std::vector<Network::Hop> Network::hops(NodeId src, NodeId dst) {
+  std::vector<Hop> out;
+  const int links_from = 2 * topology_.node_count();
+  for (int r : route(src, dst).resources) {
+    const Time latency = r < links_from ? Time::zero() : Time::ns(link_latency_[(r - links_from) / 2]);
+    out.push_back({r, resources_[r].capacity, latency});
+  }
+  return out;
+}
+
 Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
   const Route& r = route(src, dst);
   return latency_phase(r) + transfer_time(size, Rate::bytes_per_second(alone_rate(r)));

@@ -80,6 +80,16 @@ class Network {
   void send_control(NodeId src, NodeId dst, Simulator::Action on_arrival);
 
   const Route& route(NodeId src, NodeId dst);
+  // The route as a packet crosses it (emulate/): each resource in order,
+  // its capacity now (bytes per second, the nominal one, not the tcp
+  // model's usable share) and the latency a packet spends after it (its
+  // link's; 0 after an access link).
+  struct Hop {
+    int resource;
+    double capacity;
+    Time latency;
+  };
+  std::vector<Hop> hops(NodeId src, NodeId dst);
   // What a transfer of `size` would take alone on its route.
   Time nominal_time(NodeId src, NodeId dst, Bytes size);
   // The same in seconds, as a double that cannot overflow (input checks).
