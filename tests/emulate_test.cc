@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "emulate/netns.h"
+#include "emulate/probe.h"
 #include "emulate/real_transfers.h"
 #include "emulate/wan_emulator.h"
 #include "test_util.h"
@@ -60,31 +61,19 @@ sockaddr_in at(NodeId n, uint16_t port) {
   GTEST_SKIP() << "the forwarder fell behind (" << (wan).lag().late << " of " << (wan).lag().events               \
                << " events late, p99 " << (wan).lag().p99_us << " us): timing not checked on this machine now"
 
-// Small packets at low load: a round trip is twice the one-way latency,
-// plus serialization (60 bytes over 3 resources each way at 100 Mbit/s:
-// 29 us), within 0.2 ms.
-TEST(Emulator, UdpRoundTripsTakeTwiceTheOneWayLatency) {
+// At low load an ICMP echo (84 bytes: 6.7 us on each of the 3 resources
+// each way at 100 Mbit/s) comes back after twice the one-way latency plus
+// that serialization, within 0.2 ms, and never sooner.
+TEST(Emulator, PingRoundTripsTakeTwiceTheOneWayLatency) {
   SKIP_UNLESS_EMULATOR();
   EmulatedWan wan(pair(100, 20));
-  Fd a = socket_in(wan.ns(0), AF_INET, SOCK_DGRAM), b = socket_in(wan.ns(1), AF_INET, SOCK_DGRAM);
-  const sockaddr_in ba = at(1, 7000);
-  ASSERT_EQ(::bind(b.get(), reinterpret_cast<const sockaddr*>(&ba), sizeof ba), 0);
-  std::vector<double> rtts;
-  for (int i = 0; i < 25; ++i) {
-    char buf[64] = "ping";
-    const int64_t t0 = now_ns();
-    ASSERT_EQ(::sendto(a.get(), buf, 32, 0, reinterpret_cast<const sockaddr*>(&ba), sizeof ba), 32);
-    sockaddr_in from{};
-    socklen_t fl = sizeof from;
-    ASSERT_EQ(::recvfrom(b.get(), buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &fl), 32);
-    ASSERT_EQ(::sendto(b.get(), buf, 32, 0, reinterpret_cast<sockaddr*>(&from), fl), 32);
-    ASSERT_EQ(::recv(a.get(), buf, sizeof buf, 0), 32);
-    rtts.push_back((now_ns() - t0) / 1e6);
-  }
+  std::vector<double> rtts = ping_ms(wan, 0, 1, 30, 0.05);
+  ASSERT_GE(rtts.size(), 28u) << "echoes lost";
   SKIP_IF_LATE(wan);
   std::sort(rtts.begin(), rtts.end());
-  EXPECT_GE(rtts.front(), 40.0);                    // never faster than physics
-  EXPECT_NEAR(rtts[rtts.size() / 2], 40.029, 0.2);  // the median
+  const double expected = 40 + 6 * 84 * 8 / 100e6 * 1e3;
+  EXPECT_GE(rtts.front(), expected - 0.001);
+  EXPECT_NEAR(rtts[rtts.size() / 2], expected, 0.2);
 }
 
 // One long flow on a warm connection: its goodput is the capacity times the
