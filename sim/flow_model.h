@@ -14,21 +14,49 @@
 //     proportional to 1 / (route latency + sum over its resources of
 //     weight_s_bytes / capacity), so flows with a shorter RTT get more, as
 //     TCP gives them;
-//   - a flow never exceeds window_bytes / RTT, RTT = 2 x the route's
-//     latency (the window bound of CM02).
+//   - a flow never exceeds bandwidth_factor x window_bytes / RTT, RTT = 2 x
+//     the route's latency (the window bound of CM02, scaled as SimGrid 3.32
+//     scales it).
 // LV08's reverse ACK traffic (0.05 of a flow's rate on the opposite
 // direction) is not modelled: in a full-duplex network it only matters when
 // that direction is saturated.
+//
+// slowstart: TCP's slow start, loss-free, inside the same progressive
+// filling (after Cardwell, Savage and Anderson, "Modeling TCP latency",
+// INFOCOM 2000, without losses):
+//   - the latency phase is the route's latency (the first byte's way to the
+//     receiver), plus a round trip for the handshake on a fresh connection;
+//   - every resource offers bandwidth_factor x its capacity (the payload
+//     share of a packet: 1448 of 1500 bytes with TCP timestamps);
+//   - sharing is max-min;
+//   - a flow in slow start sends in rounds of one round trip (RTT = 2 x the
+//     route's latency): in round k it may send a window of
+//     initial_window_bytes x 2^k, at its share, and then waits for the
+//     round's end (its ACKs); a round that ends before its window is sent
+//     means the pipe is full, and the flow leaves slow start. A flow never
+//     exceeds max_window_bytes per round trip.
+//   - connections: fresh (a new connection per transfer: handshake, then
+//     slow start), persistent (kept per pair, slow start again after idle,
+//     as Linux does by default: no handshake) or warm (kept and warm: no
+//     handshake, no slow start).
 #pragma once
 
 namespace gossipsim {
 
 struct FlowModel {
-  bool tcp = false;
+  bool tcp = false;         // LV08
+  bool slow_start = false;  // slowstart
+  // tcp (LV08)
   double latency_factor = 13.01;
   double bandwidth_factor = 0.97;
   double weight_s_bytes = 20537;
   double window_bytes = 4194304;
+  // slowstart
+  enum class Connections { kFresh, kPersistent, kWarm };
+  Connections connections = Connections::kFresh;
+  double initial_window_bytes = 14480;  // 10 segments of 1448 bytes: Linux's initial window
+  double payload_factor = 1448.0 / 1500.0;
+  double max_window_bytes = 4194304;    // Linux's largest send buffer (net.ipv4.tcp_wmem)
 };
 
 }  // namespace gossipsim

@@ -21,7 +21,7 @@ Network::Network(Simulator& sim, const Topology& topology, const FlowModel& mode
     : sim_(sim),
       topology_(topology),
       model_(model),
-      capacity_factor_(model.tcp ? model.bandwidth_factor : 1.0),
+      capacity_factor_(model.tcp ? model.bandwidth_factor : model.slow_start ? model.payload_factor : 1.0),
       routes_(topology.node_count()),
       peers_routed_(topology.node_count(), 0) {
   const Graph& g = topology.graph;
@@ -172,12 +172,30 @@ std::vector<Network::Hop> Network::hops(NodeId src, NodeId dst) {
 
 Time Network::nominal_time(NodeId src, NodeId dst, Bytes size) {
   const Route& r = route(src, dst);
+  if (model_.slow_start)
+    return latency_phase(r) + Time::ns(std::llround(alone_drain_seconds(r, static_cast<double>(size.count)) * 1e9));
   return latency_phase(r) + transfer_time(size, Rate::bytes_per_second(alone_rate(r)));
 }
 
 double Network::alone_seconds(NodeId src, NodeId dst, int64_t size) {
   const Route& r = route(src, dst);
-  return latency_phase(r).seconds() + (size > 0 ? static_cast<double>(size) / alone_rate(r) : 0.0);
+  return latency_phase(r).seconds() + (size > 0 ? alone_drain_seconds(r, static_cast<double>(size)) : 0.0);
+}
+
+// How long `bytes` drain alone on the route once the latency phase is over:
+// at the alone rate, and under slowstart in rounds of one round trip whose
+// windows double until one fills the pipe.
+double Network::alone_drain_seconds(const Route& r, double bytes) const {
+  const double rate = alone_rate(r);
+  const double rtt = 2 * r.latency.seconds();
+  if (!model_.slow_start || model_.connections == FlowModel::Connections::kWarm || rtt <= 0) return bytes / rate;
+  double t = 0, window = model_.initial_window_bytes;
+  while (bytes > window && window < rate * rtt && window < model_.max_window_bytes) {
+    bytes -= window;
+    t += rtt;
+    window = std::min(2 * window, model_.max_window_bytes);
+  }
+  return t + bytes / rate;
 }
 
 // The rate of a flow alone on its route: its bottleneck (tcp: the usable
@@ -187,12 +205,20 @@ double Network::alone_rate(const Route& r) const {
   return bound > 0 ? std::min(rate, bound) : rate;
 }
 
-// tcp: the window over the round trip (bytes per second); 0: no bound.
+// tcp and slowstart: the largest window over the round trip (bytes per
+// second); 0: no bound. tcp scales it by bandwidth_factor, as SimGrid's LV08
+// does (its rate bound is bandwidth_factor x gamma / RTT), so a flow's window
+// counts its payload the way its capacity does.
 double Network::window_bound(const Route& r) const {
-  return model_.tcp && r.latency > Time::zero() ? model_.window_bytes / (2 * r.latency.seconds()) : 0;
+  if (r.latency <= Time::zero()) return 0;
+  if (model_.tcp) return model_.bandwidth_factor * model_.window_bytes / (2 * r.latency.seconds());
+  if (model_.slow_start) return model_.max_window_bytes / (2 * r.latency.seconds());
+  return 0;
 }
 
 Time Network::latency_phase(const Route& r) const {
+  if (model_.slow_start)  // the first byte's way; a fresh connection's handshake first
+    return model_.connections == FlowModel::Connections::kFresh ? r.latency * 3 : r.latency;
   if (!model_.tcp) return r.latency;
   return Time::ns(std::llround(static_cast<double>(r.latency.ns()) * model_.latency_factor));
 }
@@ -202,6 +228,12 @@ Time Network::latency_phase(const Route& r) const {
 // resources (SimGrid's CM02/LV08 sharing); the rate never exceeds the
 // window over the round-trip time.
 void Network::weigh(Flow& f) const {
+  if (model_.slow_start) {
+    f.bound = window_bound(*f.route);
+    f.slow_start = model_.connections != FlowModel::Connections::kWarm && f.route->latency > Time::zero();
+    f.window = f.window_left = model_.initial_window_bytes;
+    return;
+  }
   if (!model_.tcp) return;
   const double latency = f.route->latency.seconds();
   double penalty = latency;
@@ -268,7 +300,48 @@ void Network::activate(uint32_t slot) {
   weigh(f);
   for (int r : f.route->resources) resources_[r].flows.push_back(slot);
   count_bottleneck(slot, bottleneck_kbps(f));
+  if (f.slow_start) {
+    const FlowId id = cold_[slot].record.id;
+    sim_.schedule(f.route->latency * 2, [this, slot, id] { end_round(slot, id); });
+  }
   resolve(f.route->resources);
+}
+
+// slowstart: the window of the round is sent; the flow waits, at rate 0,
+// for the round's end.
+void Network::pause(uint32_t slot) {
+  Flow& f = flows_[slot];
+  f.paused = true;
+  f.finish = -1;
+  ++f.version;
+}
+
+// slowstart: a round trip of a flow in slow start ends. If its window was
+// sent, the next round's is twice as large (a flow that reaches the largest
+// window leaves slow start); if not, it was sending at its share all round:
+// the pipe is full and it leaves slow start.
+void Network::end_round(uint32_t slot, FlowId id) {
+  if (cold_[slot].record.id != id || cold_[slot].record.lost || !flows_[slot].draining) return;
+  Flow& f = flows_[slot];
+  const int64_t now = sim_.now().ns();
+  const double sent = f.rate * static_cast<double>(now - f.updated) * 1e-9;
+  f.remaining = std::max(0.0, f.remaining - sent);
+  f.window_left = std::max(0.0, f.window_left - sent);
+  f.updated = now;
+  if (!f.paused) {
+    f.slow_start = false;  // share-limited for a whole round trip
+    if (f.rate > 0) set_finish(slot, now + std::llround(f.remaining * 1e9 / f.rate));
+    reschedule();
+    return;
+  }
+  f.paused = false;
+  f.window = std::min(2 * f.window, model_.max_window_bytes);
+  f.window_left = f.window;
+  if (f.window >= model_.max_window_bytes) f.slow_start = false;
+  else sim_.schedule(f.route->latency * 2, [this, slot, id] { end_round(slot, id); });
+  f.rate = -1;  // forces fix() to give it a finish time again
+  std::vector<int> seeds(f.resources(), f.resources() + f.length);
+  resolve(seeds);
 }
 
 // What the flow could take alone, as the looseness test counts it: its
@@ -409,9 +482,12 @@ void Network::fill(int64_t now) {
     }
     if (res.unfixed > 0 && !skip) heap.emplace_back(res.remaining / res.weight, r);
   }
-  if (model_.tcp)
-    for (uint32_t s : scratch_flows_)
-      if (flows_[s].bound > 0) heap.emplace_back(flows_[s].bound / flows_[s].weight, -static_cast<int>(s) - 1);
+  if (model_.tcp || model_.slow_start)
+    for (uint32_t s : scratch_flows_) {
+      const Flow& f = flows_[s];
+      if (f.paused) heap.emplace_back(0.0, -static_cast<int>(s) - 1);
+      else if (f.bound > 0) heap.emplace_back(f.bound / f.weight, -static_cast<int>(s) - 1);
+    }
   std::make_heap(heap.begin(), heap.end(), std::greater<Share>{});
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<Share>{});
@@ -419,7 +495,7 @@ void Network::fill(int64_t now) {
     heap.pop_back();
     if (r < 0) {
       const uint32_t s = static_cast<uint32_t>(-(r + 1));
-      if (!flows_[s].fixed) fix(s, flows_[s].bound, now);
+      if (!flows_[s].fixed) fix(s, flows_[s].paused ? 0.0 : flows_[s].bound, now);
       continue;
     }
     Resource& res = resources_[r];
@@ -443,10 +519,14 @@ void Network::fix(uint32_t s, double rate, int64_t now) {
   Flow& f = flows_[s];
   f.fixed = true;
   if (rate != f.rate) {
-    f.remaining = std::max(0.0, f.remaining - f.rate * static_cast<double>(now - f.updated) * 1e-9);
+    const double sent = std::max(0.0, f.rate) * static_cast<double>(now - f.updated) * 1e-9;
+    f.remaining = std::max(0.0, f.remaining - sent);
+    if (f.slow_start) f.window_left = std::max(0.0, f.window_left - sent);
     f.updated = now;
     f.rate = rate;
-    const double left_ns = rate > 0 ? f.remaining * 1e9 / rate : 0;
+    // In slow start the flow stops once its round's window is sent (a pause, not an end).
+    const double until = f.slow_start && !f.paused ? std::min(f.remaining, f.window_left) : f.remaining;
+    const double left_ns = rate > 0 ? until * 1e9 / rate : 0;
     if (rate > 0 && left_ns <= kMaxVirtualSeconds * 1e9) {
       set_finish(s, now + std::llround(left_ns));
     } else {  // stalled (a resource of capacity 0), or too slow to end in any run: no finish until its rate rises
@@ -555,6 +635,17 @@ void Network::on_completion_event() {
     finishing_.pop_back();
     if (!is_current(e)) continue;
     Flow& f = flows_[e.slot];
+    if (f.slow_start && !f.paused) {
+      const double sent = f.rate * static_cast<double>(now - f.updated) * 1e-9;
+      if (f.remaining - sent > 0.5) {  // its window, not its bytes: a pause
+        f.remaining -= sent;
+        f.window_left = 0;
+        f.updated = now;
+        pause(e.slot);
+        for (int r : f.route->resources) seeds.push_back(r);
+        continue;
+      }
+    }
     f.finish = -1;
     f.draining = false;
     cold_[e.slot].record.finish = sim_.now();

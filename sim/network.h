@@ -135,6 +135,11 @@ class Network {
     double weight = 1;                 // share of a saturated resource per unit (tcp: 1 / penalty)
     double bound = 0;                  // tcp: the window bound, bytes per second; 0: none
     double remaining = 0;              // bytes, as of `updated`
+    // slowstart: the window of the current round, and what of it is still
+    // to send (as of `updated`); paused: its window is sent, it waits for
+    // the round's end.
+    double window = 0, window_left = 0;
+    bool slow_start = false, paused = false;
     int64_t updated = 0;               // ns
     int64_t finish = -1;               // ns, while draining
     const Route* route = nullptr;
@@ -190,6 +195,9 @@ class Network {
 
   Time latency_phase(const Route& r) const;
   double alone_rate(const Route& r) const;  // bytes per second
+  double alone_drain_seconds(const Route& r, double bytes) const;  // after the latency phase
+  void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
+  void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
   void weigh(Flow& f) const;  // tcp: weight and bound from its route
 

@@ -285,7 +285,26 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
       n.links.bandwidth_mbps = Distribution::parse(*v, Domain::kPositive, kCapacityMbps);
     links->done();
   }
-  n.model.tcp = choice(r, "model", {"maxmin", "tcp"}) == "tcp";
+  const std::string model = choice(r, "model", {"maxmin", "tcp", "slowstart"});
+  n.model.tcp = model == "tcp";
+  n.model.slow_start = model == "slowstart";
+  if (auto ss = r.child("slowstart")) {
+    r.require(n.model.slow_start, "slowstart", "these options with \"model\": \"slowstart\" only");
+    FlowModel& m = n.model;
+    m.connections = ss->choice("connections", EnumNames<FlowModel::Connections>{
+                                                  {"fresh", FlowModel::Connections::kFresh},
+                                                  {"persistent", FlowModel::Connections::kPersistent},
+                                                  {"warm", FlowModel::Connections::kWarm}});
+    m.initial_window_bytes = ss->number("initial_window_bytes", m.initial_window_bytes);
+    ss->require(m.initial_window_bytes >= 1 && m.initial_window_bytes <= 1e9, "initial_window_bytes",
+                "a number of bytes in [1, 1e9]");
+    m.payload_factor = ss->number("payload_factor", m.payload_factor);
+    ss->require(m.payload_factor > 0 && m.payload_factor <= 1, "payload_factor", "a number in (0, 1]");
+    m.max_window_bytes = ss->number("max_window_bytes", m.max_window_bytes);
+    ss->require(m.max_window_bytes >= m.initial_window_bytes && m.max_window_bytes <= 1e12, "max_window_bytes",
+                "a number of bytes in [initial_window_bytes, 1e12]");
+    ss->done();
+  }
   if (auto tcp = r.child("tcp")) {
     r.require(n.model.tcp, "tcp", "these options with \"model\": \"tcp\" only");
     FlowModel& m = n.model;

@@ -32,10 +32,19 @@ struct NetworkOptions {
   std::vector<WanProfile> profiles;
   // /network/cross_traffic: background flows (sim/wan.h).
   std::vector<CrossTraffic> cross_traffic;
-  // /network/model: "maxmin" (default) or "tcp" (SimGrid's LV08, sim/flow_model.h).
+  // /network/model: "maxmin" (default), "tcp" (SimGrid's LV08) or
+  // "slowstart" (slow start in rounds, max-min sharing; sim/flow_model.h).
   // /network/tcp, with "tcp" only: {latency_factor (default 13.01, > 0),
   // bandwidth_factor (0.97, in (0, 1]), weight_s_bytes (20537, >= 0),
   // window_bytes (4194304, > 0)}.
+  // /network/slowstart, with "slowstart" only: {connections: "fresh"
+  // (default: a new connection per transfer, handshake and slow start),
+  // "persistent" (one per pair, slow start again after idle, no handshake)
+  // or "warm" (neither); initial_window_bytes (14480: 10 segments of 1448,
+  // Linux's initial window; in [1, 1e9]); payload_factor (1448/1500: the
+  // payload share of a packet with TCP timestamps; (0, 1]);
+  // max_window_bytes (4194304: Linux's largest send buffer;
+  // [initial_window_bytes, 1e12])}.
   FlowModel model;
 };
 

@@ -77,15 +77,16 @@ TEST(NetworkTcp, OneFlowPaysTheLatencyFactorAndTheBandwidthFactor) {
   EXPECT_DOUBLE_EQ(r.rate_at_probe, 0.97e6);
 }
 
-TEST(NetworkTcp, ALongRoundTripIsBoundByTheWindow) {
-  // 100 ms one way over 1 GB/s: the window gives 4194304 B / 0.2 s =
-  // 20,971,520 B/s, well under 0.97 GB/s. A smaller window halves it.
+TEST(NetworkTcp, ALongRoundTripIsBoundByTheWindowTimesTheBandwidthFactor) {
+  // 100 ms one way over 1 GB/s: the window gives 0.97 x 4194304 B / 0.2 s =
+  // 20,342,374.4 B/s (SimGrid 3.32's LV08 bound: bandwidth_factor x gamma /
+  // RTT), well under 0.97 GB/s. A smaller window halves it.
   for (double window : {4194304.0, 2097152.0}) {
     FlowModel m;
     m.window_bytes = window;
     const Alone r = tcp_alone(1e9, 1e9, milliseconds(100), 50'000'000, m, seconds(1.5));
-    EXPECT_DOUBLE_EQ(r.rate_at_probe, window / 0.2);
-    EXPECT_EQ(r.finish, nanoseconds(1'301'000'000 + std::llround(50e6 * 1e9 / (window / 0.2))));
+    EXPECT_DOUBLE_EQ(r.rate_at_probe, 0.97 * window / 0.2);
+    EXPECT_EQ(r.finish, nanoseconds(1'301'000'000 + std::llround(50e6 * 1e9 / (0.97 * window / 0.2))));
   }
 }
 
@@ -99,6 +100,92 @@ std::pair<double, double> tcp_rates_of_two_flows(Net& n, FlowModel m, Time probe
   FlowId second = net.start_flow(2, 1, bytes(100'000'000), {});
   sim.run(probe);
   return {net.rate(first).bytes_per_second(), net.rate(second).bytes_per_second()};
+}
+
+// slowstart by hand. Two nodes, 12.5 MB/s (100 Mbit/s) everywhere, 25 ms
+// one way (RTT 50 ms). The usable rate is R = 12.5e6 x 1448 / 1500 B/s and a
+// round trip holds R x 0.05 = 603,333 B. A 1 MB flow sends windows of 14,480
+// x 1, 2, 4, 8, 16, 32 (912,240 B) in six round trips, each window at R and
+// then a pause to the round's end; the seventh window (926,720 B) exceeds
+// what is left, 87,760 B, which it sends at R: the drain lasts 0.3 s +
+// 87,760 / R. Before it: the route's 25 ms, and on a fresh connection a
+// round trip of handshake.
+TEST(NetworkSlowStart, OneFlowSendsItsWindowsRoundByRound) {
+  const double rate = 12.5e6 * 1448.0 / 1500.0;
+  const double drain = 0.3 + 87'760 / rate;
+  for (auto [connections, expected_s] : std::vector<std::pair<FlowModel::Connections, double>>{
+           {FlowModel::Connections::kFresh, 0.075 + drain},
+           {FlowModel::Connections::kPersistent, 0.025 + drain},
+           {FlowModel::Connections::kWarm, 0.025 + 1e6 / rate}}) {
+    Net n;
+    Vertex a = n.node(12.5e6, 12.5e6), b = n.node(12.5e6, 12.5e6);
+    n.link(a, b, 12.5e6, milliseconds(25));
+    Simulator sim;
+    FlowModel m;
+    m.slow_start = true;
+    m.connections = connections;
+    Network net(sim, n.t, m);
+    Time finish;
+    FlowId id = net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+    if (connections == FlowModel::Connections::kFresh) {
+      sim.run(seconds(0.075 + 0.001));  // in round 0: sending its first window at R
+      EXPECT_DOUBLE_EQ(net.rate(id).bytes_per_second(), rate);
+      sim.run(seconds(0.075 + 0.010));  // 14,480 B took 1.2 ms: paused to the round's end
+      EXPECT_DOUBLE_EQ(net.rate(id).bytes_per_second(), 0);
+    }
+    sim.run();
+    EXPECT_NEAR(finish.seconds(), expected_s, 2e-9) << static_cast<int>(connections);
+    EXPECT_NEAR(net.nominal_time(0, 1, bytes(1'000'000)).seconds(), expected_s, 2e-9);
+  }
+}
+
+// A largest window of 4 x 14,480 = 57,920 B on the same route: windows of
+// 14,480 and 28,960 in two round trips, then the window is at its largest
+// and the flow leaves slow start at 57,920 / 0.05 = 1,158,400 B/s, far
+// under R, for the 956,560 B left.
+TEST(NetworkSlowStart, TheLargestWindowBoundsTheRate) {
+  Net n;
+  Vertex a = n.node(12.5e6, 12.5e6), b = n.node(12.5e6, 12.5e6);
+  n.link(a, b, 12.5e6, milliseconds(25));
+  Simulator sim;
+  FlowModel m;
+  m.slow_start = true;
+  m.max_window_bytes = 57'920;
+  Network net(sim, n.t, m);
+  Time finish;
+  FlowId id = net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+  sim.run(seconds(0.5));
+  EXPECT_DOUBLE_EQ(net.rate(id).bytes_per_second(), 1'158'400);
+  sim.run();
+  const double expected = 0.075 + 0.1 + 956'560 / 1'158'400.0;
+  EXPECT_NEAR(finish.seconds(), expected, 2e-9);
+  EXPECT_NEAR(net.nominal_time(0, 1, bytes(1'000'000)).seconds(), expected, 2e-9);
+}
+
+// Two 1 MB flows into one 100 Mbit/s downlink, fresh, started together:
+// each gets R / 2 while both send. Their windows of 14,480 x (1 ... 16)
+// (448,880 B) go in five round trips (each at R / 2, then a pause); the
+// sixth window (463,360 B) is more than a round trip holds at R / 2
+// (301,667 B): sending all round at its share, the pipe is full and they
+// leave slow start at 0.3 s with 750,547 B sent; the rest at R / 2.
+TEST(NetworkSlowStart, FlowsThatFillThePipeLeaveSlowStart) {
+  const double rate = 12.5e6 * 1448.0 / 1500.0, half = rate / 2;
+  Net n;
+  Vertex a = n.node(1e9, 1e9), b = n.node(12.5e6, 12.5e6), c = n.node(1e9, 1e9), r = n.router();
+  n.link(a, r, 1e9, milliseconds(12.5));
+  n.link(c, r, 1e9, milliseconds(12.5));
+  n.link(r, b, 1e9, milliseconds(12.5));
+  Simulator sim;
+  FlowModel m;
+  m.slow_start = true;
+  Network net(sim, n.t, m);
+  std::vector<Time> finish;
+  net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish.push_back(f.finish); });
+  net.start_flow(2, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish.push_back(f.finish); });
+  sim.run();
+  ASSERT_EQ(finish.size(), 2u);
+  const double sent = 448'880 + half * 0.05;
+  for (Time t : finish) EXPECT_NEAR(t.seconds(), 0.075 + 0.3 + (1e6 - sent) / half, 2e-9);
 }
 
 TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
@@ -130,8 +217,9 @@ TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
 TEST(NetworkTcp, WindowBoundsAndWeightedSharesComeFromOneFilling) {
   // Two flows on a 10 MB/s link (0.97 x = 9.7 MB/s usable), one with 100 ms
   // one way (weight 1 / 0.1 = 10), the other 10 ms (weight 100); weight_S 0.
-  // A 1e5-byte window holds them to 1e5 / 0.2 = 5e5 and 1e5 / 0.02 = 5e6 B/s,
-  // under their shares: both are bound, the link is not full. A 1e7-byte
+  // A 1e5-byte window holds them to 0.97 x 1e5 / 0.2 = 4.85e5 and 0.97 x 1e5
+  // / 0.02 = 4.85e6 B/s, under their shares: both are bound, the link is not
+  // full. A 1e7-byte
   // window binds neither: they split 9.7 MB/s as 10 : 100.
   for (double window : {1e5, 1e7}) {
     Net n;
@@ -146,13 +234,32 @@ TEST(NetworkTcp, WindowBoundsAndWeightedSharesComeFromOneFilling) {
     tcp.weight_s_bytes = 0;
     const auto [slow, fast] = tcp_rates_of_two_flows(n, tcp, seconds(2));
     if (window == 1e5) {
-      EXPECT_NEAR(slow, 5e5, 1e-6);
-      EXPECT_NEAR(fast, 5e6, 1e-6);
+      EXPECT_NEAR(slow, 4.85e5, 1e-6);
+      EXPECT_NEAR(fast, 4.85e6, 1e-6);
     } else {
       EXPECT_NEAR(slow, 9.7e6 * 10 / 110, 1e-6);
       EXPECT_NEAR(fast, 9.7e6 * 100 / 110, 1e-6);
     }
   }
+}
+
+TEST(NetworkSlowStart, AScenarioChoosesTheModelItsConnectionsAndConstants) {
+  nlohmann::json j = test::hand_scenario("complete", 2, "gossip", 1);
+  j["network"]["model"] = "slowstart";
+  Scenario sc = test::scenario_from(j);
+  EXPECT_TRUE(sc.network.model.slow_start);
+  EXPECT_FALSE(sc.network.model.tcp);
+  EXPECT_EQ(sc.network.model.connections, FlowModel::Connections::kFresh);
+  EXPECT_EQ(sc.network.model.initial_window_bytes, 14480);
+  EXPECT_EQ(sc.network.model.payload_factor, 1448.0 / 1500.0);
+  EXPECT_EQ(sc.network.model.max_window_bytes, 4194304);
+  j["network"]["slowstart"] = {{"connections", "persistent"}, {"initial_window_bytes", 4380},
+                               {"payload_factor", 1}, {"max_window_bytes", 65535}};
+  sc = test::scenario_from(j);
+  EXPECT_EQ(sc.network.model.connections, FlowModel::Connections::kPersistent);
+  EXPECT_EQ(sc.network.model.initial_window_bytes, 4380);
+  EXPECT_EQ(sc.network.model.payload_factor, 1);
+  EXPECT_EQ(sc.network.model.max_window_bytes, 65535);
 }
 
 TEST(NetworkTcp, AScenarioChoosesTheModelAndItsConstants) {

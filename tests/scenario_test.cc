@@ -194,6 +194,32 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
     j["network"]["tcp"] = {{key, value}};
     EXPECT_NE(error_of(j).find(message), std::string::npos) << key << " gave: " << error_of(j);
   }
+  // /network/slowstart: without its model, and each constant wrong in type,
+  // zero, negative, tiny or huge.
+  nlohmann::json ss_orphan = base();
+  ss_orphan["network"]["slowstart"] = {{"connections", "warm"}};
+  EXPECT_NE(error_of(ss_orphan).find("test.json: /network/slowstart: expected these options with \"model\": "
+                                     "\"slowstart\" only"),
+            std::string::npos)
+      << error_of(ss_orphan);
+  for (const auto& [key, value, message] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"connections", "pooled", "/network/slowstart/connections: expected one of fresh, persistent, warm"},
+           {"connections", 1, "/network/slowstart/connections: expected a string"},
+           {"initial_window_bytes", 0, "/network/slowstart/initial_window_bytes: expected a number of bytes in [1, 1e9]"},
+           {"initial_window_bytes", 1e-9, "/network/slowstart/initial_window_bytes: expected a number of bytes in"},
+           {"initial_window_bytes", "10", "/network/slowstart/initial_window_bytes: expected a number"},
+           {"payload_factor", 0, "/network/slowstart/payload_factor: expected a number in (0, 1]"},
+           {"payload_factor", -0.5, "/network/slowstart/payload_factor: expected a number in (0, 1]"},
+           {"payload_factor", 1.01, "/network/slowstart/payload_factor: expected a number in (0, 1]"},
+           {"max_window_bytes", 1e13, "/network/slowstart/max_window_bytes: expected a number of bytes in "
+                                      "[initial_window_bytes, 1e12]"},
+           {"max_window_bytes", 1000, "/network/slowstart/max_window_bytes: expected a number of bytes in "
+                                      "[initial_window_bytes, 1e12]"}}) {
+    nlohmann::json j = base();
+    j["network"]["model"] = "slowstart";
+    j["network"]["slowstart"] = {{key, value}};
+    EXPECT_NE(error_of(j).find(message), std::string::npos) << key << " gave: " << error_of(j);
+  }
   // Options of another method: the loader's alone (the schema lists every
   // method's options in one object).
   for (const auto& [method, message] : std::vector<std::pair<nlohmann::json, std::string>>{
