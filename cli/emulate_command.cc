@@ -77,7 +77,7 @@ int emulate_command(const EmulateCommand& cmd) {
       {"replay", cmd.file},
       {"connections", cmd.connections},
       {"tcp", {{"congestion_control", tcp.congestion}, {"available", tcp.available},
-               {"slow_start_after_idle", tcp.slow_start_after_idle},
+               {"slow_start_after_idle", tcp.slow_start_after_idle}, {"no_metrics_save", tcp.no_metrics_save},
                {"initial_window_segments", tcp.initial_window_segments}, {"rmem", tcp.rmem}, {"wmem", tcp.wmem},
                {"kernel", tcp.kernel}}},
       {"emulator", {{"queue_packets", eo.queue_packets}, {"mtu", eo.mtu}, {"events", lag.events},

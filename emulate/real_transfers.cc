@@ -15,6 +15,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 namespace gossipsim::emulate {
@@ -134,6 +135,12 @@ class Driver {
     if (!opt_.congestion.empty() &&
         ::setsockopt(c->fd.get(), IPPROTO_TCP, TCP_CONGESTION, opt_.congestion.data(), opt_.congestion.size()) != 0)
       fail("congestion control " + opt_.congestion);
+    // No Nagle (as gRPC, Gloo and NCCL's sockets set it): a transfer's last,
+    // partial segment leaves at once instead of waiting a round trip for the
+    // ACK of what is in flight. Its 16-byte header is corked into the first
+    // payload segment (MSG_MORE), so it costs no packet of the window.
+    const int one = 1;
+    if (::setsockopt(c->fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) fail("TCP_NODELAY");
     const sockaddr_in a = endpoint(dst);
     if (::connect(c->fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS)
       fail("connect");
@@ -147,16 +154,39 @@ class Driver {
   void open_pairs() {
     for (const ReplayTransfer& t : transfers_)
       if (!t.control && !pairs_.count({t.src, t.dst})) pairs_[{t.src, t.dst}] = connect_from(t.src, t.dst);
-    if (opt_.connections == Connections::kWarm)
-      for (auto& [pair, c] : pairs_) enqueue(c, {kWarmId, opt_.warm_bytes});
-    const int64_t limit = now_ns() + 60'000'000'000;
-    auto ready = [&] {
+    const int64_t limit = now_ns() + 600'000'000'000;
+    auto wait_until = [&](auto&& done) {
+      while (!done() && now_ns() < limit) poll(10'000'000);
+      if (!done()) throw std::runtime_error("real transfers: the connections did not open (and warm) within 600 s");
+    };
+    wait_until([&] {
       for (auto& [pair, c] : pairs_)
         if (!c->connected) return false;
-      return opt_.connections != Connections::kWarm || warmed_ == static_cast<int64_t>(pairs_.size());
-    };
-    while (!ready() && now_ns() < limit) poll(10'000'000);
-    if (!ready()) throw std::runtime_error("real transfers: the connections did not open (and warm) within 60 s");
+      return true;
+    });
+    if (opt_.connections != Connections::kWarm) return;
+    // Warmed in rounds in which no node sends or receives more than one
+    // warm-up, so that each connection learns its path alone (BBR's
+    // bandwidth estimate, CUBIC's window) rather than a share of a crowd.
+    std::vector<std::vector<Conn*>> rounds;
+    std::vector<std::pair<std::set<NodeId>, std::set<NodeId>>> busy;
+    for (auto& [pair, c] : pairs_) {
+      size_t r = 0;
+      while (r < rounds.size() && (busy[r].first.count(pair.first) || busy[r].second.count(pair.second))) ++r;
+      if (r == rounds.size()) {
+        rounds.emplace_back();
+        busy.emplace_back();
+      }
+      rounds[r].push_back(c);
+      busy[r].first.insert(pair.first);
+      busy[r].second.insert(pair.second);
+    }
+    int64_t target = 0;
+    for (const auto& round : rounds) {
+      for (Conn* c : round) enqueue(c, {kWarmId, opt_.warm_bytes});
+      target += static_cast<int64_t>(round.size());
+      wait_until([&] { return warmed_ == target; });
+    }
   }
 
   void start(size_t i) {
@@ -182,7 +212,8 @@ class Driver {
       ssize_t n;
       if (c->out_header_left > 0) {
         const char* h = reinterpret_cast<const char*>(&c->out) + (sizeof(Header) - c->out_header_left);
-        n = ::send(c->fd.get(), h, static_cast<size_t>(c->out_header_left), MSG_NOSIGNAL);
+        n = ::send(c->fd.get(), h, static_cast<size_t>(c->out_header_left),
+                   MSG_NOSIGNAL | (c->out_left > 0 ? MSG_MORE : 0));
         if (n > 0) c->out_header_left -= n;
       } else {
         n = ::send(c->fd.get(), zeros_.data(), static_cast<size_t>(std::min<int64_t>(c->out_left, zeros_.size())),
@@ -315,13 +346,20 @@ class Driver {
 std::vector<RealTransfer> run_real_transfers(EmulatedWan& wan, const std::vector<ReplayTransfer>& transfers,
                                              const RealTransferOptions& options, TcpSettings* settings) {
   const std::string idle = options.connections == Connections::kWarm ? "0" : "1";
-  for (NodeId n = 0; n < wan.nodes(); ++n) write_net_sysctl(wan.ns(n), "ipv4/tcp_slow_start_after_idle", idle);
+  for (NodeId n = 0; n < wan.nodes(); ++n) {
+    write_net_sysctl(wan.ns(n), "ipv4/tcp_slow_start_after_idle", idle);
+    // A connection does not inherit the ssthresh and RTT an earlier one to
+    // the same host left in the metrics cache: every fresh connection starts
+    // as the first between two hosts does, whatever ran before it.
+    write_net_sysctl(wan.ns(n), "ipv4/tcp_no_metrics_save", "1");
+  }
   if (settings) {
     const int ns = wan.ns(0);
     settings->congestion =
         options.congestion.empty() ? read_net_sysctl(ns, "ipv4/tcp_congestion_control") : options.congestion;
     settings->available = read_net_sysctl(ns, "ipv4/tcp_available_congestion_control");
     settings->slow_start_after_idle = read_net_sysctl(ns, "ipv4/tcp_slow_start_after_idle");
+    settings->no_metrics_save = read_net_sysctl(ns, "ipv4/tcp_no_metrics_save");
     settings->rmem = read_net_sysctl(ns, "ipv4/tcp_rmem");
     settings->wmem = read_net_sysctl(ns, "ipv4/tcp_wmem");
     utsname u{};

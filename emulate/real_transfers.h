@@ -11,10 +11,16 @@
 //   persistent  one connection per ordered pair, opened before the first
 //               transfer; a pair's transfers follow each other on it, and
 //               Linux restarts slow start after an idle period
-//               (tcp_slow_start_after_idle = 1, its default);
+//               (tcp_slow_start_after_idle = 1, its default) for
+//               congestion controls that leave the window to the kernel
+//               (CUBIC, Reno); BBR keeps its rate model across idle (the
+//               kernel skips the restart for a module with its own
+//               cong_control), so under BBR persistent behaves as warm;
 //   warm        persistent, with tcp_slow_start_after_idle = 0 and every
 //               connection warmed by a transfer of `warm_bytes` before the
-//               first: a transfer starts at the window the pair has reached.
+//               first (in rounds where no node sends or receives two at
+//               once): a transfer starts at the window the pair has reached
+//               alone on its path.
 // One thread drives every socket (epoll); a socket keeps the namespace it
 // was made in.
 #pragma once
@@ -46,6 +52,7 @@ struct TcpSettings {
   std::string congestion;            // used by the sockets
   std::string available;             // net.ipv4.tcp_available_congestion_control
   std::string slow_start_after_idle; // net.ipv4.tcp_slow_start_after_idle
+  std::string no_metrics_save;       // net.ipv4.tcp_no_metrics_save (set to 1: no ssthresh carried over)
   int initial_window_segments = 10;  // the kernel's (TCP_INIT_CWND; the routes set no initcwnd)
   std::string rmem, wmem;            // net.ipv4.tcp_rmem, tcp_wmem
   std::string kernel;                // uname -r
