@@ -46,7 +46,8 @@ struct EmulateCommand {
   std::string connections = "fresh";  // fresh | persistent | warm (emulate/real_transfers.h)
   std::string congestion = "default"; // default (the kernel's) | bbr | cubic | reno
   int queue_packets = 1000;           // drop-tail queue of every resource
-  double max_rate_mbps = 1000;        // refuse routes whose bottleneck is above: the emulator would fall behind
+  double max_rate_mbps = 200;         // refuse routes whose bottleneck is above: the emulator would fall behind
+                                      // (bench/emulator_bench: it keeps time to 100-200 Mbit/s on 2 cores)
   double time_limit_s = 900;
 };
 int emulate_command(const EmulateCommand& cmd);

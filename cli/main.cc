@@ -80,7 +80,7 @@ std::pair<CLI::App*, CLI::App*> add_net(CLI::App& app, Given& g) {
   e->add_option("--congestion", x.congestion, "default (the kernel's), bbr, cubic or reno")
       ->check(CLI::IsMember({"default", "bbr", "cubic", "reno"}));
   e->add_option("--queue-packets", x.queue_packets, "Drop-tail queue of every resource, packets (default 1000)");
-  e->add_option("--max-rate-mbps", x.max_rate_mbps, "Refuse routes whose bottleneck is above (default 1000)");
+  e->add_option("--max-rate-mbps", x.max_rate_mbps, "Refuse routes whose bottleneck is above (default 200: where bench/emulator_bench finds the emulator keeps time on 2 cores)");
   e->add_option("--time-limit", x.time_limit_s, "Give up on transfers not done after this many seconds (900)");
   return {c, e};
 }

@@ -185,7 +185,7 @@ TEST(Emulator, NetEmulateRefusesWhatItCannotRunInOneLine) {
   const int before = namespaces();
   one_line("unknown.json", "unknown.json: /transfers/0/dst: expected a node id in [0, 2) other than src");
   one_line("fast.json", "fast.json: /transfers/0: expected a route the emulator keeps time on: a bottleneck of at "
-                        "most 1000 Mbit/s (--max-rate-mbps); this one's is 10000 Mbit/s");
+                        "most 200 Mbit/s (--max-rate-mbps); this one's is 10000 Mbit/s");
   one_line("fast.json --max-rate-mbps 0", "--max-rate-mbps: expected a number of Mbit/s in (0, 1e5]");
   one_line("fast.json --queue-packets 0", "--queue-packets: expected an integer in [1, 1000000]");
   // Without root (any user here, as root too via setpriv): the machine cannot run it.
