@@ -1,22 +1,32 @@
 #!/usr/bin/python3
 """Plots and tables for gossipsim results.
 
-    plot.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR] [--window START,END]
+    plot.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR] [--window START,END] [--side-by-side]
 
 Each RESULTS_DIR is a folder written by `gossipsim run`. Several folders of
 the same scenario with different seeds draw one curve per method: the mean
-over seeds with a band of its 95% confidence interval. Writes into --out
-(default: the first folder):
+over seeds with a band of its 95% confidence interval, clipped to the range
+the metric can take. Folders are pooled as seeds only when their
+scenario.json files differ in /seed alone; otherwise the plot refuses, naming
+the first difference, unless --side-by-side draws each folder's methods as
+separate configurations. Runs that were not evaluated (--kernels none) get
+no accuracy, loss or consensus figure and no time-to-accuracy table. Writes
+into --out (default: the first folder):
   accuracy.png        accuracy of the average model vs virtual time and vs epochs
   loss.png            test loss of the average model vs virtual time
   consensus.png       consensus distance vs virtual time
   staleness.png       histogram of staleness (virtual seconds, snapshot to merge)
-  comm_matrix.png     per method, transfers from each node to each node (heat map)
+  comm_matrix.png     per method, transfers from each node to each node (heat
+                      maps on one colour scale from 0)
   comm_regions.png    the same between regions (geo topologies)
   consensus_regions.png  consensus distance within and between regions (geo)
   timeline-<m>.png    Gantt chart per node, for methods run with --trace: down
                       periods, lost transfers, cross-traffic, and the values
-                      that profiles applied beneath
+                      that profiles applied beneath; the first 10 virtual s
+                      unless --window START,END says otherwise
+  figures.json        what each figure shows, for checks without pixels:
+                      methods drawn, axis ranges, confidence-band edges,
+                      colour-scale bounds, timeline windows, what was skipped
   time_to_accuracy.md / .csv   final accuracy and virtual time to each target
                       (mean and 95% interval over seeds, and in how many
                       seeds it was reached), and the speed-up of the
@@ -35,6 +45,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 
 import warnings
@@ -46,6 +57,31 @@ matplotlib.use("Agg")
 warnings.filterwarnings("ignore", message=".*(All-NaN|masked element).*")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+
+# What each figure shows, as a reader would check it (methods drawn, axis
+# ranges, colour scales), written to figures.json beside the figures so that
+# tests can check figures without comparing pixels.
+FACTS = {}
+
+# Timelines are drawn for a window: the first DEFAULT_WINDOW_S virtual
+# seconds unless --window says otherwise (a whole run's arrows are a wall).
+DEFAULT_WINDOW_S = 10.0
+
+
+class PlotError(Exception):
+    """A request the plots cannot honour: one line, exit 2."""
+
+
+def note(name, **facts):
+    FACTS.setdefault(name, {}).update(facts)
+
+
+def axis_facts(ax):
+    """Methods (legend labels) and ranges of an axis as drawn."""
+    labels = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+    return {"labels": labels, "xlim": [float(v) for v in ax.get_xlim()], "ylim": [float(v) for v in ax.get_ylim()],
+            "artists": len(ax.lines) + len(ax.collections) + len(ax.patches) + len(ax.images)}
 
 
 def save(fig, path):
@@ -101,7 +137,8 @@ def heat_maps(out, by_label, key, src, dst, name, what):
     if not labels:
         return
     fig, axs = plt.subplots(1, len(labels), figsize=(4.2 * len(labels) + 1, 4.2), squeeze=False)
-    for ax, l in zip(axs[0], labels):
+    matrices = {}
+    for l in labels:
         rows = by_label[l][0][key]
         names = sorted({r[src] for r in rows} | {r[dst] for r in rows},
                        key=lambda v: (0, int(v)) if v.isdigit() else (1, v))
@@ -109,8 +146,15 @@ def heat_maps(out, by_label, key, src, dst, name, what):
         m = np.zeros((len(names), len(names)))
         for r in rows:
             m[index[r[src]], index[r[dst]]] += number(r["transfers"])
-        image = ax.imshow(m, cmap="viridis")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        matrices[l] = (names, m)
+    # One colour scale from 0 for every panel: a colour means the same count
+    # in each, and dark means none.
+    top = max(1.0, max(m.max() for _, m in matrices.values()))
+    for ax, l in zip(axs[0], labels):
+        names, m = matrices[l]
+        image = ax.imshow(m, cmap="viridis", vmin=0, vmax=top)
+        bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        bar.set_label("transfers (one scale from 0, all panels)", fontsize=7)
         ax.set_title(f"{l}: {int(m.sum())} transfers", fontsize=9)
         ax.set_xlabel(f"to ({what})")
         ax.set_ylabel(f"from ({what})")
@@ -121,6 +165,7 @@ def heat_maps(out, by_label, key, src, dst, name, what):
             ax.set_yticklabels(names, fontsize=7)
     fig.tight_layout()
     save(fig, os.path.join(out, name))
+    note(name, methods=labels, colour_min=0.0, colour_max=float(top))
     plt.close(fig)
 
 
@@ -183,23 +228,37 @@ def ratio_interval(ratios):
     return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
+# The range each metric can take: curves and bands are clipped to it.
+METRIC_RANGE = {"accuracy": (0.0, 1.0), "loss": (0.0, math.inf), "consensus": (0.0, math.inf)}
+
+
 def band_plot(ax, runs, label, x, y, colour):
     """One curve per method; with several seeds, the mean and a band of its
-    95% confidence interval (pointwise, t over seeds)."""
+    95% confidence interval (pointwise, t over seeds), clipped to the range
+    the metric can take (an interval's arithmetic knows no bounds)."""
     curves = [series(r["metrics"], x, y) for r in runs]
     curves = [c for c in curves if len(c[0])]
     if not curves:
-        return
+        return None
     if len(curves) == 1:
         ax.plot(curves[0][0], curves[0][1], label=label, color=colour)
-        return
+        return None
     end = min(c[0][-1] for c in curves)
     grid = np.linspace(0, end, 200)
     stacked = np.array([np.interp(grid, cx, cy) for cx, cy in curves])
     mean = stacked.mean(0)
     half = t975(len(curves) - 1) * stacked.std(0, ddof=1) / math.sqrt(len(curves))
+    low, high = METRIC_RANGE.get(y, (-math.inf, math.inf))
     ax.plot(grid, mean, label=f"{label} (mean of {len(curves)}, 95% CI)", color=colour)
-    ax.fill_between(grid, mean - half, mean + half, color=colour, alpha=0.2)
+    lower, upper = np.clip(mean - half, low, high), np.clip(mean + half, low, high)
+    ax.fill_between(grid, lower, upper, color=colour, alpha=0.2)
+    return float(np.nanmin(lower)), float(np.nanmax(upper))
+
+
+def band_range(bands):
+    """The lowest and highest edge of the confidence bands drawn (none with one seed)."""
+    bands = [b for b in bands if b]
+    return {"band_min": min(b[0] for b in bands), "band_max": max(b[1] for b in bands)} if bands else {}
 
 
 def outcomes_of_runs(by_label, targets):
@@ -378,14 +437,23 @@ def down_periods(changes, end):
 
 
 def timeline(out, label, trace_path, window, changes=()):
+    """timeline-<label>.png: per node, its iterations, sends, transfers and
+    merges within a window (the first DEFAULT_WINDOW_S s by default), drawn
+    as a few collections so that a dense run takes seconds."""
+    from matplotlib.collections import LineCollection
+
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     spans = [e for e in events if e["ph"] == "X"]
     nodes = sorted({e["pid"] for e in events if e["ph"] != "M"} | {e["pid"] for e in spans})
     if not spans:
         return
-    start, end = window if window else (0.0, max(e["ts"] + e["dur"] for e in spans) / 1e6)
-    steps = {k: value_steps(changes, k, end) for k in STEP_UNITS}
+    run_end = max(e["ts"] + e["dur"] for e in spans) / 1e6
+    start, end = window if window else (0.0, min(run_end, DEFAULT_WINDOW_S))
+    if not window and run_end > DEFAULT_WINDOW_S:
+        print(f"plot: timeline-{label}.png shows the first {DEFAULT_WINDOW_S:g} s of {run_end:.0f} "
+              "(--window START,END for another span)", file=sys.stderr)
+    steps = {k: value_steps(changes, k, run_end) for k in STEP_UNITS}
     steps = {k: v for k, v in steps.items() if v}
     if steps:
         # The values that /network/profiles and /compute/profiles applied, under the node tracks.
@@ -403,7 +471,7 @@ def timeline(out, label, trace_path, window, changes=()):
         fig, ax = plt.subplots(figsize=(12, 0.6 * len(nodes) + 1.5))
         lowest = ax
     # Churn: down periods as grey hatched bars over the node's track.
-    for n, periods in down_periods(changes, end).items():
+    for n, periods in down_periods(changes, run_end).items():
         for t0, t1, kind in periods:
             if t1 < start or t0 > end:
                 continue
@@ -419,40 +487,52 @@ def timeline(out, label, trace_path, window, changes=()):
     if cross:
         ax.axvspan(max(start, min(cross)), min(end, max(cross)), color="#f0e442", alpha=0.2, zorder=0,
                    label=f"cross-traffic arrivals ({len(cross)} flows)")
+    # Iterations and sends: one collection per node and kind.
     colours = {"compute": "#4c72b0", "send": "#dd8452"}
+    bars = {}
     for e in spans:
         t0, t1 = e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6
         if t1 < start or t0 > end:
             continue
-        y = e["pid"] + (0.0 if e["name"] == "compute" else 0.3)
-        ax.broken_barh([(t0, t1 - t0)], (y - 0.12, 0.24), facecolor=colours.get(e["name"], "grey"),
-                       edgecolor="white", linewidth=0.4)
+        bars.setdefault((e["pid"], e["name"]), []).append((t0, t1 - t0))
+    for (pid, name), xs in bars.items():
+        y = pid + (0.0 if name == "compute" else 0.3)
+        ax.broken_barh(xs, (y - 0.12, 0.24), facecolor=colours.get(name, "grey"), edgecolor="white", linewidth=0.4)
+    # Transfers (allreduce's ring chunks among them): one line collection,
+    # with a dot at each arrival.
     flows = {}
     for e in events:
         if e["ph"] in ("s", "f"):
             flows.setdefault(e["id"], {})[e["ph"]] = e
+    segments = []
     for pair in flows.values():
         if "s" in pair and "f" in pair:
             t0, t1 = pair["s"]["ts"] / 1e6, pair["f"]["ts"] / 1e6
             if t1 < start or t0 > end:
                 continue
-            ax.annotate("", xy=(t1, pair["f"]["pid"] - 0.3), xytext=(t0, pair["s"]["pid"] + 0.3),
-                        arrowprops=dict(arrowstyle="->", color="#55a868", lw=0.8, alpha=0.7))
+            segments.append([(t0, pair["s"]["pid"] + 0.3), (t1, pair["f"]["pid"] - 0.3)])
+    if segments:
+        ax.add_collection(LineCollection(segments, colors="#55a868", linewidths=0.8, alpha=0.7))
+        ax.scatter([s[1][0] for s in segments], [s[1][1] for s in segments], marker=".", s=8, color="#55a868",
+                   zorder=2.6)
     merges = [(e["ts"] / 1e6, e["pid"]) for e in events if e["ph"] == "i" and start <= e["ts"] / 1e6 <= end]
     if merges:
         ax.scatter([m[0] for m in merges], [m[1] - 0.3 for m in merges], marker="v", color="#c44e52", s=18,
                    label="merge", zorder=3)
     ax.set_xlim(start, end)
     ax.set_yticks(nodes)
-    ax.set_yticklabels([f"node {n}" for n in nodes])
-    ax.invert_yaxis()
+    ax.set_yticklabels([f"n{n}" for n in nodes])
+    ax.set_ylim(max(nodes) + 0.6, min(nodes) - 0.6)
     lowest.set_xlabel("virtual time (s)")
-    ax.set_title(f"{label}: compute (blue, one box per iteration), sending (orange), transfers (green arrows), "
-                 "merges (red); idle is blank; down: hatched", fontsize=10)
+    ax.set_title(f"{label}, {start:g}-{end:g} s of {run_end:.0f}: compute (blue, one box per iteration), sending "
+                 "(orange), transfers (green, dot at arrival), merges (red); idle is blank; down: hatched", fontsize=9)
     if merges or lost or cross:
-        ax.legend(loc="upper right")
+        ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    save(fig, os.path.join(out, f"timeline-{label}.png"))
+    name = "timeline-" + re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") + ".png"
+    save(fig, os.path.join(out, name))
+    note(name, window=[start, end], run_end_s=run_end, transfers=len(segments),
+         steps={k: {t: v[1][0] for t, v in c.items()} for k, c in steps.items()})
     plt.close(fig)
 
 
@@ -549,33 +629,123 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+")
     p.add_argument("--out")
-    p.add_argument("--window", help="START,END in virtual seconds for timelines")
+    p.add_argument("--window", help="START,END in virtual seconds for timelines (default: the first "
+                                    f"{DEFAULT_WINDOW_S:g} s)")
+    p.add_argument("--side-by-side", action="store_true",
+                   help="draw runs whose scenarios differ as separate configurations instead of refusing to pool them")
     a = p.parse_args(argv)
     out = a.out or a.results[0]
     os.makedirs(out, exist_ok=True)
-    window = tuple(float(v) for v in a.window.split(",")) if a.window else None
+    window = parse_window(a.window) if a.window else None
     if all(os.path.exists(os.path.join(f, "sweep.csv")) and not os.path.exists(os.path.join(f, "summary.json"))
            for f in a.results):
         plot_sweep(a.results[0], out)
         print(out)
         return
 
-    by_label, targets, title = {}, [], ""
+    by_label, targets, title, evaluated, first = {}, [], "", False, None
+    names = run_names(a.results)
     for folder in a.results:
         summary, methods = load_run(folder)
-        title = summary["scenario"]
         with open(os.path.join(folder, "scenario.json")) as f:
-            targets = json.load(f).get("eval", {}).get("targets", targets)
+            scenario = json.load(f)
+        if first is None:
+            first = (folder, scenario)
+        elif not a.side_by_side:
+            refuse_to_pool(first, (folder, scenario))
+        title = summary["scenario"] if not a.side_by_side else " vs ".join(names.values())
+        targets = scenario.get("eval", {}).get("targets", targets)
+        evaluated = evaluated or summary.get("kernels") != "none"
         for label, run in methods.items():
-            by_label.setdefault(label, []).append(run)
+            by_label.setdefault(f"{label} [{names[folder]}]" if a.side_by_side else label, []).append(run)
 
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {l: colours[i % len(colours)] for i, l in enumerate(by_label)}
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    FACTS.clear()
+    if evaluated:
+        curves(out, by_label, colour, targets, title)
+    else:
+        for name in ("accuracy.png", "loss.png", "consensus.png", "time_to_accuracy.md"):
+            if os.path.exists(os.path.join(out, name)):
+                os.remove(os.path.join(out, name))  # an earlier plot's, of other runs: not of these
+        print("plot: accuracy, loss and consensus not drawn, no time-to-accuracy table: not evaluated "
+              "(timeline only, --kernels none)", file=sys.stderr)
+        note("skipped", accuracy="not evaluated: timeline only")
+    staleness(out, by_label, colour, title)
+    heat_maps(out, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
+    heat_maps(out, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
+    regional_consensus(out, by_label, colour, title)
+    if targets and evaluated:
+        write_tables(out, [("", {}, outcomes_of_runs(by_label, targets))], targets)
     for l, runs in by_label.items():
-        band_plot(axes[0], runs, l, "time_s", "accuracy", colour[l])
-        band_plot(axes[1], runs, l, "epochs", "accuracy", colour[l])
+        if runs[0]["trace"]:
+            timeline(out, l, runs[0]["trace"], window, runs[0]["events"])
+    with open(os.path.join(out, "figures.json"), "w") as f:
+        json.dump(FACTS, f, indent=1)
+    print(out)
+
+
+def parse_window(text):
+    try:
+        start, end = (float(v) for v in text.split(","))
+    except ValueError:
+        raise PlotError(f"--window: expected START,END in virtual seconds, got {text!r}") from None
+    if not (math.isfinite(start) and math.isfinite(end) and 0 <= start < end):
+        raise PlotError(f"--window: expected 0 <= START < END, got {text!r}")
+    return start, end
+
+
+def run_names(folders):
+    """A short name per results folder: its last path part, made unique."""
+    names = {}
+    for f in folders:
+        base = os.path.basename(os.path.normpath(f)) or f
+        name, k = base, 2
+        while name in names.values():
+            name, k = f"{base}-{k}", k + 1
+        names[f] = name
+    return names
+
+
+def first_difference(a, b, path=""):
+    """The JSON path of the first place two documents differ, and the two values there (None if equal)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return f"{path}/{k}", a.get(k, "(absent)"), b.get(k, "(absent)")
+            d = first_difference(a[k], b[k], f"{path}/{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}/{i}")
+            if d:
+                return d
+        if len(a) != len(b):
+            return f"{path}/{min(len(a), len(b))}", *(v[min(len(a), len(b))] if len(v) > min(len(a), len(b))
+                                                      else "(absent)" for v in (a, b))
+        return None
+    return None if a == b else (path or "/", a, b)
+
+
+def refuse_to_pool(first, other):
+    """Runs are pooled as seeds only when their scenarios differ in /seed alone."""
+    (fa, a), (fb, b) = first, other
+    d = first_difference({k: v for k, v in a.items() if k != "seed"}, {k: v for k, v in b.items() if k != "seed"})
+    if d:
+        show = lambda v: json.dumps(v)[:60]  # noqa: E731
+        raise PlotError(f"{fb}: scenario.json {d[0]} is {show(d[2])} where {fa} has {show(d[1])}: runs are pooled as "
+                        "seeds only when their scenarios differ in /seed alone (--side-by-side draws them apart)")
+
+
+def curves(out, by_label, colour, targets, title):
+    """accuracy.png, loss.png and consensus.png."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    bands = []
+    for l, runs in by_label.items():
+        bands.append(band_plot(axes[0], runs, l, "time_s", "accuracy", colour[l]))
+        bands.append(band_plot(axes[1], runs, l, "epochs", "accuracy", colour[l]))
     axes[0].set_xlabel("virtual time (s)")
     axes[1].set_xlabel("epochs (samples processed by all nodes / training set)")
     for ax in axes:
@@ -583,28 +753,34 @@ def main(argv):
         ax.grid(alpha=0.3)
         for t in targets:
             ax.axhline(t, color="grey", lw=0.5, ls=":")
-    axes[0].legend()
+            ax.annotate(f"target {t:g}", xy=(1, t), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=7, color="grey")
+    axes[0].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     save(fig, os.path.join(out, "accuracy.png"))
+    note("accuracy.png", **axis_facts(axes[0]), targets=list(targets), **band_range(bands))
     plt.close(fig)
 
     for name, column, ylabel, log in (("loss", "loss", "test loss of the average model", False),
                                       ("consensus", "consensus", "consensus distance (mean ||x_i - x_bar||^2)", True)):
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for l, runs in by_label.items():
-            band_plot(ax, runs, l, "time_s", column, colour[l])
+        bands = [band_plot(ax, runs, l, "time_s", column, colour[l]) for l, runs in by_label.items()]
         ax.set_xlabel("virtual time (s)")
         ax.set_ylabel(ylabel)
         if log:
             ax.set_yscale("symlog", linthresh=1e-6)
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=8)
         ax.set_title(title)
         fig.tight_layout()
         save(fig, os.path.join(out, f"{name}.png"))
+        note(f"{name}.png", **axis_facts(ax), **band_range(bands))
         plt.close(fig)
 
+
+def staleness(out, by_label, colour, title):
+    """staleness.png: every method whose transfers were merged."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drawn = False
     for l, runs in by_label.items():
@@ -619,17 +795,8 @@ def main(argv):
     ax.set_title(title)
     fig.tight_layout()
     save(fig, os.path.join(out, "staleness.png"))
+    note("staleness.png", **axis_facts(ax))
     plt.close(fig)
-
-    heat_maps(out, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
-    heat_maps(out, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
-    regional_consensus(out, by_label, colour, title)
-    if targets:
-        write_tables(out, [("", {}, outcomes_of_runs(by_label, targets))], targets)
-    for l, runs in by_label.items():
-        if runs[0]["trace"]:
-            timeline(out, l, runs[0]["trace"], window, runs[0]["events"])
-    print(out)
 
 
 def is_result(folder):
@@ -655,6 +822,9 @@ if __name__ == "__main__":
         # A full disk, a read-only folder, a file that cannot be read: one
         # line with the path and the reason, exit 2 (as gossipsim's own).
         print(f"plot: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        sys.exit(2)
+    except PlotError as e:
+        print(f"plot: error: {e}", file=sys.stderr)
         sys.exit(2)
     except (ValueError, KeyError, IndexError, TypeError) as e:
         # One line, not a traceback: the folder is not what a run writes.

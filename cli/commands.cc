@@ -94,7 +94,9 @@ int topology_command(const std::string& spec, bool dot) {
   return 0;
 }
 
-int plot_command(const std::vector<std::string>& results, const std::string& out) {
+int plot_command(const PlotCommand& cmd) {
+  const std::vector<std::string>& results = cmd.results;
+  const std::string& out = cmd.out;
   for (const auto& r : results) {
     auto marker = read_result_marker(r);
     if (!marker || ((*marker)["kind"] != "run" && (*marker)["kind"] != "sweep"))
@@ -125,6 +127,8 @@ int plot_command(const std::vector<std::string>& results, const std::string& out
   std::string command = "/usr/bin/python3 " + shell_quote(script);
   for (const auto& r : results) command += " " + shell_quote(r);
   if (!out.empty()) command += " --out " + shell_quote(out);
+  if (!cmd.window.empty()) command += " --window " + shell_quote(cmd.window);
+  if (cmd.side_by_side) command += " --side-by-side";
   const int rc = std::system(command.c_str());
   // The script's own exit code (2: a file it could not read or write); a
   // signal or a missing interpreter is 1.

@@ -52,7 +52,13 @@ struct EmulateCommand {
 };
 int emulate_command(const EmulateCommand& cmd);
 int topology_command(const std::string& spec, bool dot);
-int plot_command(const std::vector<std::string>& results, const std::string& out);
+struct PlotCommand {
+  std::vector<std::string> results;
+  std::string out;
+  std::string window;        // START,END in virtual seconds for timelines ("": the plotter's default)
+  bool side_by_side = false;  // runs of different scenarios drawn apart instead of refused
+};
+int plot_command(const PlotCommand& cmd);
 
 // `s` quoted for /bin/sh.
 std::string shell_quote(const std::string& s);

@@ -17,7 +17,8 @@ struct Given {
   RunCommand run;
   SweepCommand sweep;
   std::string file, out, kernels = "torch";
-  std::vector<std::string> sets, results;
+  std::vector<std::string> sets;
+  PlotCommand plot;
   bool dot = false;
   EmulateCommand emulate;
 };
@@ -94,9 +95,13 @@ CLI::App* add_topology(CLI::App& app, Given& g) {
 
 CLI::App* add_plot(CLI::App& app, Given& g) {
   auto* c = app.add_subcommand("plot", "Draw the plots and time-to-accuracy tables of a results folder");
-  c->add_option("results", g.results, "Results folders written by gossipsim run (several seeds draw a band) or sweep")
+  c->add_option("results", g.plot.results,
+                "Results folders written by gossipsim run (several seeds draw a band) or sweep")
       ->required();
-  c->add_option("--out", g.out, "Where the figures go (default: the results folder)");
+  c->add_option("--out", g.plot.out, "Where the figures go (default: the results folder)");
+  c->add_option("--window", g.plot.window, "START,END: the virtual seconds timelines show (default: the first 10)");
+  c->add_flag("--side-by-side", g.plot.side_by_side,
+              "Draw runs whose scenarios differ (not only in /seed) as separate configurations instead of refusing");
   return c;
 }
 
@@ -130,7 +135,7 @@ int main(int argc, char** argv) {
     if (*replay) return replay_command(g.file, g.out);
     if (*emulate) return emulate_command(g.emulate);
     if (*topology) return topology_command(g.file, g.dot);
-    if (*plot) return plot_command(g.results, g.out);
+    if (*plot) return plot_command(g.plot);
   } catch (const InputError& e) {
     fmt::print(stderr, "gossipsim: error: {}\n", e.what());
     return 2;

@@ -319,7 +319,15 @@ class Run {
   RunOptions run_options(const MethodOptions& m) {
     RunOptions opts;
     opts.trace = cmd_.trace;
-    opts.progress = !cmd_.quiet && ::isatty(2);
+    opts.progress = !cmd_.quiet;
+    opts.progress_lines = !::isatty(2);
+    opts.method_count = static_cast<int>(methods_.size());
+    opts.method_index = static_cast<int>(std::find_if(methods_.begin(), methods_.end(),
+                                                      [&](const MethodOptions& o) { return o.label == m.label; }) -
+                                         methods_.begin());
+    for (const auto& done : summary_["methods"]) opts.wall_before_s += done.value("wall_s", 0.0);
+    if (opts.progress && opts.progress_lines)
+      fmt::print(stderr, "[{}/{}] {}: started\n", opts.method_index + 1, opts.method_count, m.label);
     opts.checkpoint_every = seconds(cmd_.checkpoint_every);
     opts.interrupted = &g_signal;
     opts.resume = resume_state_ && resume_state_->label == m.label ? &*resume_state_ : nullptr;
@@ -363,7 +371,7 @@ class Run {
       ckpt_->finish_method(m.label, dir_->staging() / m.label);
       ckpt_->write_header(header_);
     }
-    report(rs, opts.progress);
+    report(rs, opts.progress && !opts.progress_lines);
     return true;
   }
 

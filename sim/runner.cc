@@ -125,12 +125,30 @@ class MethodRunner {
     }
     if (opts_.progress) report_progress(row);
   }
-  void report_progress(const MetricRow& row) const {
-    const double done = sc_.stop.virtual_s > 0 ? row.time.seconds() / sc_.stop.virtual_s : row.epochs / sc_.stop.epochs;
+  // This method's share done, its ETA and the whole run's (the methods left
+  // taken to cost what the ones so far cost on average, this one projected).
+  void report_progress(const MetricRow& row) {
+    const double done = std::min(
+        1.0, sc_.stop.virtual_s > 0 ? row.time.seconds() / sc_.stop.virtual_s : row.epochs / sc_.stop.epochs);
     const double elapsed = seconds_since(wall_start_);
-    fmt::print(stderr, "\r{:<24} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:5.0f}s   ", run_.method.label,
-               row.time.seconds(), row.epochs, row.eval.accuracy,
-               done > 0 ? elapsed * (1 - std::min(1.0, done)) / done : 0.0);
+    const double eta = done > 0 ? elapsed * (1 - done) / done : 0.0;
+    const double projected = done > 0 ? elapsed / done : elapsed;
+    const int left = opts_.method_count - opts_.method_index - 1;
+    const double all_eta = eta + left * (opts_.wall_before_s + projected) / (opts_.method_index + 1);
+    const std::string line = fmt::format(
+        "[{}/{}] {:<20} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:.0f}s, all methods {:.0f}s",
+        opts_.method_index + 1, opts_.method_count, run_.method.label, row.time.seconds(), row.epochs,
+        row.eval.accuracy, eta, all_eta);
+    if (!opts_.progress_lines) {
+      fmt::print(stderr, "\r{}   ", line);
+      return;
+    }
+    if (done + 1e-9 >= next_line_share_ || elapsed - last_line_s_ >= 30) {
+      fmt::print(stderr, "{}\n", line);
+      std::fflush(stderr);
+      last_line_s_ = elapsed;
+      while (next_line_share_ <= done + 1e-9) next_line_share_ += 0.1;
+    }
   }
 
   // Profiles, compute profiles and cross-traffic.
@@ -239,7 +257,7 @@ class MethodRunner {
     const auto& rows = run_.recorder.metrics;
     if (rows.empty() || rows.back().time != sim_.now()) evaluate();
     evaluations_.collect_all();
-    if (opts_.progress) fmt::print(stderr, "\n");
+    if (opts_.progress && !opts_.progress_lines) fmt::print(stderr, "\n");
     cluster_.close();
     run_.stop = reached_target_ ? StopReason::kTargetAccuracy : stop_.value_or(StopReason::kVirtualTime);
     run_.starved_after = sc_.eval.starved_s > 0 ? seconds(sc_.eval.starved_s)
@@ -263,6 +281,7 @@ class MethodRunner {
   const Scenario& sc_;
   const RunOptions& opts_;
   const Clock::time_point wall_start_ = Clock::now();
+  double next_line_share_ = 0.1, last_line_s_ = 0;  // progress lines for a log
   MethodRun run_;
   Simulator sim_;
   Network net_;

@@ -21,6 +21,13 @@ namespace gossipsim {
 struct RunOptions {
   bool trace = false;     // keep the Chrome trace events
   bool progress = false;  // report progress on stderr
+  // How: false: one line rewritten in place (a terminal); true: whole lines
+  // for a log, every 10% of the method's run or 30 s of wall time. Both
+  // give this method's ETA and the whole run's, from `method_index` of
+  // `method_count` methods and the wall seconds the earlier ones took.
+  bool progress_lines = false;
+  int method_index = 0, method_count = 1;
+  double wall_before_s = 0;
   // Checkpoints (sim/checkpoint.h): at the first event at or after every
   // multiple of `checkpoint_every` of virtual time (zero: never), the run
   // hands its state to `on_checkpoint`. With `resume`, it first replays its

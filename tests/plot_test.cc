@@ -1,0 +1,179 @@
+// gossipsim plot, checked as a reader would check its figures: from
+// figures.json (what each figure shows, written by the plotter) and the
+// results' own CSVs, read here independently of the plotter. No pixels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace gossipsim {
+namespace {
+
+const std::string kBin = GOSSIPSIM_BINARY;
+const std::string kTeaching = std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json";
+
+bool have_matplotlib() { return test::run_shell("/usr/bin/python3 -c 'import matplotlib, numpy'") == 0; }
+
+#define SKIP_WITHOUT_MATPLOTLIB() \
+  if (!have_matplotlib()) GTEST_SKIP() << "Debian's python3-matplotlib is not installed (scripts/setup installs it)"
+
+struct Folder {
+  fs::path path;
+  explicit Folder(const std::string& name)
+      : path(fs::temp_directory_path() / ("gossipsim-plot-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+  }
+  ~Folder() { fs::remove_all(path); }
+};
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// Rows of a CSV as maps from column to text.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> out;
+    std::stringstream ss(l);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) out.push_back(cell);
+    if (!l.empty() && l.back() == ',') out.emplace_back();
+    return out;
+  };
+  if (std::getline(in, line)) header = split(line);
+  while (std::getline(in, line)) {
+    const auto cells = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string run(const std::string& args, int expected_code = 0) {
+  std::string out;
+  EXPECT_EQ(test::run_shell(kBin + " " + args, &out), expected_code) << args << "\n" << out;
+  return out;
+}
+
+// A timeline-only run (#22, 8): no accuracy, loss or consensus figure and no
+// table that says "not reached" for what was never evaluated; one colour
+// scale from 0 across the heat maps' panels (6), at the largest count of
+// any method's comm_matrix.csv; staleness drawn for every method whose
+// transfers carry a staleness (7); timelines drawn for a default window of
+// 10 s of the 20 s run (1).
+TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  Folder f("none");
+  run("run " + kTeaching + " --kernels none --trace --quiet --out " + f.path.string());
+  const std::string said = run("plot " + f.path.string());
+  EXPECT_NE(said.find("not evaluated (timeline only, --kernels none)"), std::string::npos) << said;
+  for (const char* absent : {"accuracy.png", "loss.png", "consensus.png", "time_to_accuracy.md"})
+    EXPECT_FALSE(fs::exists(f.path / absent)) << absent;
+  const nlohmann::json facts = read_json(f.path / "figures.json");
+  EXPECT_EQ(facts["skipped"]["accuracy"], "not evaluated: timeline only");
+
+  double most = 0;
+  std::set<std::string> with_staleness, with_matrix;
+  const nlohmann::json summary = read_json(f.path / "summary.json");
+  for (const auto& m : summary["methods"]) {
+    const std::string label = m["label"];
+    const fs::path dir = f.path / label;
+    std::map<std::pair<std::string, std::string>, double> counts;
+    for (const auto& r : read_csv(dir / "comm_matrix.csv")) counts[{r.at("src"), r.at("dst")}] += std::stod(r.at("transfers"));
+    for (const auto& [pair, n] : counts) most = std::max(most, n);
+    if (!counts.empty()) with_matrix.insert(label);
+    for (const auto& r : read_csv(dir / "transfers.csv"))
+      if (!r.at("staleness_s").empty()) with_staleness.insert(label);
+  }
+  EXPECT_EQ(facts["comm_matrix.png"]["colour_min"], 0.0);
+  EXPECT_EQ(facts["comm_matrix.png"]["colour_max"], most);
+  EXPECT_EQ(facts["comm_matrix.png"]["methods"].get<std::set<std::string>>(), with_matrix);
+  std::set<std::string> drawn;
+  for (const auto& l : facts["staleness.png"]["labels"]) drawn.insert(l.get<std::string>().substr(0, l.get<std::string>().find(" (")));
+  EXPECT_EQ(drawn, with_staleness);
+  EXPECT_GE(with_staleness.size(), 3u);
+  EXPECT_EQ(facts["timeline-gossip.png"]["window"], nlohmann::json::array({0.0, 10.0}));
+  EXPECT_GT(facts["timeline-gossip.png"]["run_end_s"].get<double>(), 19);
+
+  // --window on the command (2), and a bad one in one line.
+  run("plot " + f.path.string() + " --window 12,14.5");
+  EXPECT_EQ(read_json(f.path / "figures.json")["timeline-gossip.png"]["window"], nlohmann::json::array({12.0, 14.5}));
+  const std::string bad = run("plot " + f.path.string() + " --window 5,1", 2);
+  EXPECT_NE(bad.find("--window: expected 0 <= START < END, got '5,1'"), std::string::npos) << bad;
+}
+
+// Runs are pooled as seeds only when their scenarios differ in /seed alone
+// (3): two teaching runs of 4 and 3 nodes are refused in one line naming the
+// difference, drawn apart with --side-by-side; two seeds of one scenario are
+// pooled, and their bands stay within the metrics' ranges (4).
+TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  Folder a("seed1"), b("seed2"), c("three");
+  const std::string quick = " --quiet --methods gossip,gossip-overlap --set /stop/virtual_s=8";
+  run("run " + kTeaching + quick + " --out " + a.path.string());
+  run("run " + kTeaching + quick + " --set /seed=2 --out " + b.path.string());
+  run("run " + kTeaching + quick + " --set /topology/nodes=3 --out " + c.path.string());
+
+  const std::string refused = run("plot " + a.path.string() + " " + c.path.string() + " --out " + c.path.string() + "-p", 2);
+  EXPECT_NE(refused.find("scenario.json /topology/nodes is 3 where " + a.path.string() + " has 4"), std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("--side-by-side"), std::string::npos) << refused;
+  EXPECT_EQ(std::count(refused.begin(), refused.end(), '\n'), 1) << refused;
+
+  run("plot " + a.path.string() + " " + c.path.string() + " --side-by-side --out " + c.path.string() + "-p");
+  const nlohmann::json apart = read_json(c.path.string() + "-p/figures.json");
+  const auto labels = apart["accuracy.png"]["labels"];
+  EXPECT_EQ(labels.size(), 4u) << labels;
+  fs::remove_all(c.path.string() + "-p");
+
+  run("plot " + a.path.string() + " " + b.path.string());
+  const nlohmann::json pooled = read_json(a.path / "figures.json");
+  ASSERT_TRUE(pooled["accuracy.png"].contains("band_min")) << pooled.dump();
+  EXPECT_NE(pooled["accuracy.png"]["labels"][0].get<std::string>().find("mean of 2"), std::string::npos);
+  EXPECT_GE(pooled["accuracy.png"]["band_min"].get<double>(), 0.0);
+  EXPECT_LE(pooled["accuracy.png"]["band_max"].get<double>(), 1.0);
+  EXPECT_GE(pooled["loss.png"]["band_min"].get<double>(), 0.0);
+  EXPECT_GE(pooled["consensus.png"]["band_min"].get<double>(), 0.0);
+}
+
+// Progress off a terminal (#22, 9): a log gets whole lines, a start line per
+// method, a line at every 10% of its virtual time (20 s run, evaluations
+// every 1 s: at 2, 4, ... 20 s) with its ETA and the whole run's, and its
+// end line.
+TEST(Run, ProgressInALogComesAsWholeLinesWithTheOverallEta) {
+  Folder f("progress");
+  const std::string log = run("run " + kTeaching + " --kernels none --methods gossip,allreduce --out " +
+                              f.path.string());
+  EXPECT_EQ(log.find('\r'), std::string::npos) << log;
+  EXPECT_NE(log.find("[1/2] gossip: started\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("[2/2] allreduce: started\n"), std::string::npos) << log;
+  int lines = 0;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("[1/2] gossip ", 0) == 0) {
+      ++lines;
+      EXPECT_NE(line.find(", all methods "), std::string::npos) << line;
+    }
+  EXPECT_EQ(lines, 10) << log;
+  EXPECT_NE(log.find("gossip: 20.0 virtual s"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace gossipsim
