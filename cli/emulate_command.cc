@@ -63,10 +63,11 @@ int emulate_command(const EmulateCommand& cmd) {
   const LagStats lag = wan.lag();
 
   std::string csv = "id,src,dst,bytes,kind,start_s,finish_s,duration_s\n";
-  int unfinished = 0;
+  int unfinished = 0, flows = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReplayTransfer& t = in.transfers[i];
     if (t.control) continue;  // not a TCP transfer
+    ++flows;
     const bool done = rows[i].finish_s >= 0;
     unfinished += done ? 0 : 1;
     csv += fmt::format("{},{},{},{},flow,{:.9f},{},{}\n", i, t.src, t.dst, t.bytes, rows[i].start_s,
@@ -94,6 +95,10 @@ int emulate_command(const EmulateCommand& cmd) {
     write_file_atomically(cmd.out, csv);
     write_file_atomically(cmd.out + ".json", meta.dump(2) + "\n");
   }
+  if (unfinished > 0)
+    fmt::print(stderr, "gossipsim: net emulate: {} of {} transfers did not finish within --time-limit {:g} s "
+                       "(their finish_s and duration_s are empty)\n",
+               unfinished, flows, cmd.time_limit_s);
   if (!lag.valid) {
     fmt::print(stderr,
                "gossipsim: net emulate: the emulator fell behind ({} of {} events more than {:g} us late, p99 {:g} us): "

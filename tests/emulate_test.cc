@@ -167,6 +167,29 @@ TEST(Emulator, NamespacesDevicesAndProcessesGoWithTheProcessEvenOnSigkill) {
 }
 
 // Bad input: one line, exit 2, nothing made.
+// A transfer that cannot finish within --time-limit (1 MB at 1 Mbit/s takes
+// 8 s; the limit is 0.5 s) is written with empty finish and duration, and
+// stderr says how many did not finish.
+TEST(Emulator, NetEmulateSaysWhichTransfersDidNotFinish) {
+  SKIP_UNLESS_EMULATOR();
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-emu-limit-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "slow.json") << R"({"topology": {"generator": "file", "path": "pair.json"},
+    "transfers": [{"src": 0, "dst": 1, "bytes": 1000000, "start_s": 0}]})";
+  std::ofstream(dir / "pair.json") << test::two_nodes(1, 1, 1, 5);
+  std::string out;
+  EXPECT_EQ(test::run_shell("cd " + dir.string() + " && " + GOSSIPSIM_BINARY +
+                                " net emulate slow.json --time-limit 0.5 --out slow.csv",
+                            &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("1 of 1 transfers did not finish within --time-limit 0.5 s"), std::string::npos) << out;
+  std::ifstream csv(dir / "slow.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\n0,0,1,1000000,flow,0.000000000,,\n"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
 TEST(Emulator, NetEmulateRefusesWhatItCannotRunInOneLine) {
   const fs::path dir = fs::temp_directory_path() / ("gossipsim-emu-bad-" + std::to_string(::getpid()));
   fs::create_directories(dir);
