@@ -67,6 +67,7 @@ FACTS = {}
 # Timelines are drawn for a window: the first DEFAULT_WINDOW_S virtual
 # seconds unless --window says otherwise (a whole run's arrows are a wall).
 DEFAULT_WINDOW_S = 10.0
+MAX_TIMELINE_NODES = 48
 
 
 class PlotError(Exception):
@@ -449,6 +450,17 @@ def timeline(out, label, trace_path, window, changes=()):
     if not spans:
         return
     run_end = max(e["ts"] + e["dur"] for e in spans) / 1e6
+    if len(nodes) > MAX_TIMELINE_NODES:
+        # A track per node stops being readable (and the figure drawable) long
+        # before a thousand nodes: the first ones, said so.
+        print(f"plot: timeline-{label}.png shows nodes {nodes[0]}-{nodes[MAX_TIMELINE_NODES - 1]} of {len(nodes)}",
+              file=sys.stderr)
+        nodes = nodes[:MAX_TIMELINE_NODES]
+        keep = set(nodes)
+        events = [e for e in events if e.get("pid") in keep]
+        spans = [e for e in spans if e["pid"] in keep]
+        changes = [c for c in changes if not c["target"].startswith("n") or not c["target"][1:].split("->")[0].isdigit()
+                   or int(c["target"][1:].split("->")[0]) in keep]
     start, end = window if window else (0.0, min(run_end, DEFAULT_WINDOW_S))
     if not window and run_end > DEFAULT_WINDOW_S:
         print(f"plot: timeline-{label}.png shows the first {DEFAULT_WINDOW_S:g} s of {run_end:.0f} "
@@ -524,7 +536,7 @@ def timeline(out, label, trace_path, window, changes=()):
     ax.set_yticklabels([f"n{n}" for n in nodes])
     ax.set_ylim(max(nodes) + 0.6, min(nodes) - 0.6)
     lowest.set_xlabel("virtual time (s)")
-    ax.set_title(f"{label}, {start:g}-{end:g} s of {run_end:.0f}: compute (blue, one box per iteration), sending "
+    ax.set_title(f"{label}, {start:.4g}-{end:.4g} s of {run_end:.4g}: compute (blue, one box per iteration), sending "
                  "(orange), transfers (green, dot at arrival), merges (red); idle is blank; down: hatched", fontsize=9)
     if merges or lost or cross:
         ax.legend(loc="upper right", fontsize=8)

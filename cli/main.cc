@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
   using namespace gossipsim;
   CLI::App app{"gossipsim: gossip SGD over a simulated wide area network, with real LibTorch training"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gossipsim ") + GOSSIPSIM_VERSION);
   Given g;
   auto* run = add_run(app, g.run);
   auto* sweep = add_sweep(app, g.sweep);

@@ -260,8 +260,13 @@ class Run {
       if (cmd_.methods.empty() || std::find(cmd_.methods.begin(), cmd_.methods.end(), m.label) != cmd_.methods.end())
         methods_.push_back(m);
     for (const auto& want : cmd_.methods)
-      if (std::none_of(sc_.methods.begin(), sc_.methods.end(), [&](const auto& m) { return m.label == want; }))
-        throw InputError(cmd_.scenario, "/methods", "a method labelled " + want + " (from --methods)");
+      if (std::none_of(sc_.methods.begin(), sc_.methods.end(), [&](const auto& m) { return m.label == want; })) {
+        std::string labels;
+        for (const auto& m : sc_.methods) labels += (labels.empty() ? "" : ", ") + m.label;
+        throw InputError(cmd_.scenario, "/methods",
+                         fmt::format("no method labelled {} (from --methods); the scenario's labels are {}",
+                                     want, labels));
+      }
   }
 
   void check_options() const {

@@ -103,6 +103,22 @@ TEST_F(BadInput, AnEarlierResultGetsANumberedSiblingOrIsReplacedWithForce) {
   EXPECT_TRUE(fs::exists(path("r-2/.gossipsim")));
 }
 
+// --version answers on one line.
+TEST_F(BadInput, VersionIsOneLine) {
+  Result r = gossipsim("--version");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("gossipsim ", 0), 0u) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+// A --methods label the scenario lacks says so and lists the labels it has.
+TEST_F(BadInput, AnUnknownMethodLabelListsTheScenariosLabels) {
+  write("s.json", scenario());
+  refused("run s.json --kernels none --quiet --methods gosip",
+          "s.json: /methods: no method labelled gosip (from --methods); the scenario's labels are gossip, "
+          "gossip-scheduled");
+}
+
 TEST_F(BadInput, OutNamingAFileOrAPathBelowAFileIsRefused) {
   write("s.json", scenario());
   write("results.txt", "data");
