@@ -412,12 +412,18 @@ def write_tables(out, sections, targets):
 STEP_UNITS = {"capacity": "capacity (Mbit/s)", "latency": "latency (ms)", "speed": "iteration time factor"}
 
 
-def value_steps(changes, kind, end):
-    """Per target, the step curve (times, values) of one kind of change in events.csv."""
+def value_steps(changes, kind, end, start_values=()):
+    """Per target, the step curve (times, values) of one kind of change in
+    events.csv, from time 0: before its first change a target holds the value
+    summary.json's profile_start gives."""
     curves = {}
     for c in changes:
         if c["kind"] == kind:
             curves.setdefault(c["target"], []).append((number(c["time_s"]), number(c["value"])))
+    for s in start_values:
+        points = curves.get(s["target"])
+        if s["kind"] == kind and points and points[0][0] > 0:
+            points.insert(0, (0.0, float(s["value"])))
     out = {}
     for target, points in curves.items():
         ts = [t for t, _ in points] + [end]
@@ -437,7 +443,7 @@ def down_periods(changes, end):
     return periods
 
 
-def timeline(out, label, trace_path, window, changes=()):
+def timeline(out, label, trace_path, window, changes=(), start_values=()):
     """timeline-<label>.png: per node, its iterations, sends, transfers and
     merges within a window (the first DEFAULT_WINDOW_S s by default), drawn
     as a few collections so that a dense run takes seconds."""
@@ -465,7 +471,7 @@ def timeline(out, label, trace_path, window, changes=()):
     if not window and run_end > DEFAULT_WINDOW_S:
         print(f"plot: timeline-{label}.png shows the first {DEFAULT_WINDOW_S:g} s of {run_end:.0f} "
               "(--window START,END for another span)", file=sys.stderr)
-    steps = {k: value_steps(changes, k, run_end) for k in STEP_UNITS}
+    steps = {k: value_steps(changes, k, run_end, start_values) for k in STEP_UNITS}
     steps = {k: v for k, v in steps.items() if v}
     if steps:
         # The values that /network/profiles and /compute/profiles applied, under the node tracks.
@@ -691,7 +697,7 @@ def main(argv):
         write_tables(out, [("", {}, outcomes_of_runs(by_label, targets))], targets)
     for l, runs in by_label.items():
         if runs[0]["trace"]:
-            timeline(out, l, runs[0]["trace"], window, runs[0]["events"])
+            timeline(out, l, runs[0]["trace"], window, runs[0]["events"], runs[0]["summary"].get("profile_start", []))
     with open(os.path.join(out, "figures.json"), "w") as f:
         json.dump(FACTS, f, indent=1)
     print(out)

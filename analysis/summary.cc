@@ -118,7 +118,11 @@ nlohmann::json wan_counts(const MethodRun& run) {
   std::map<std::string, int64_t> n;  // one pass over events.csv's rows
   for (const auto& e : run.recorder.network_events) ++n[e.kind];
   const RunTotals& t = run.totals;
-  return {{"capacity_changes", n["capacity"]}, {"latency_changes", n["latency"]},
+  nlohmann::json start = nlohmann::json::array();
+  for (const ProfileStart& p : t.profile_start)
+    start.push_back({{"kind", p.kind}, {"target", p.target}, {"value", p.value}});
+  return {{"profile_start", start},
+          {"capacity_changes", n["capacity"]}, {"latency_changes", n["latency"]},
           {"speed_changes", n["speed"]},       {"crashes", n["crash"]},
           {"leaves", n["leave"]},              {"joins", n["join"]},
           {"cross_traffic_flows_started", t.cross_flows_started},

@@ -562,6 +562,18 @@ void Network::set_link_capacity(Vertex a, Vertex b, Rate capacity) {
   set_capacity({first, first + 1}, capacity.bytes_per_second());
 }
 
+Rate Network::link_capacity(Vertex a, Vertex b) const {
+  auto it = edge_index_.find(key(a, b));
+  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
+  return Rate::bytes_per_second(resources_[2 * topology_.node_count() + 2 * static_cast<int>(it->second)].capacity);
+}
+
+Time Network::link_latency(Vertex a, Vertex b) const {
+  auto it = edge_index_.find(key(a, b));
+  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
+  return Time::ns(link_latency_[it->second]);
+}
+
 void Network::set_link_latency(Vertex a, Vertex b, Time latency) {
   auto it = edge_index_.find(key(a, b));
   if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");

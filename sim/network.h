@@ -105,6 +105,9 @@ class Network {
   // from now on see it; flows already in their latency phase keep theirs.
   // Paths stay those chosen by the topology's latencies.
   void set_link_latency(Vertex a, Vertex b, Time latency);
+  // A link's capacity and latency now (one direction's: both are set together).
+  Rate link_capacity(Vertex a, Vertex b) const;
+  Time link_latency(Vertex a, Vertex b) const;
   Rate access_capacity(NodeId n, bool up) const {
     return Rate::bytes_per_second(resources_[up ? uplink(n) : downlink(n)].capacity);
   }

@@ -273,6 +273,7 @@ class MethodRunner {
     t.cross_flows_started = wan_->cross_flows_started();
     t.cross_flows_finished = wan_->cross_flows_finished();
     t.cross_bytes = wan_->cross_bytes_finished();
+    t.profile_start = wan_->starting_values();
     t.wall_s = seconds_since(wall_start_);
     t.kernel_wall_s = learner_.kernel_seconds();
     t.evaluation_wall_s = learner_.evaluation_seconds();

@@ -54,6 +54,7 @@ struct RunTotals {
   uint64_t events = 0;
   int64_t bytes_sent = 0, transfers = 0, merges = 0;  // finished transfers, and merges
   int64_t cross_flows_started = 0, cross_flows_finished = 0, cross_bytes = 0;
+  std::vector<ProfileStart> profile_start;  // profiled targets' values before their first change
   double wall_s = 0, kernel_wall_s = 0, evaluation_wall_s = 0;
 };
 

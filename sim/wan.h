@@ -81,6 +81,14 @@ struct Profile {
 };
 
 // A profile and what it drives.
+// What a profiled target held before any change (summary.json's
+// profile_start, so that a plot can draw the value before the first change).
+struct ProfileStart {
+  std::string kind;  // events.csv's: capacity (Mbit/s), latency (ms), speed (a factor)
+  std::string target;
+  double value = 0;
+};
+
 struct WanProfile {
   enum class Target { kLinkCapacity, kLinkLatency, kUp, kDown, kCompute };
   Target target = Target::kLinkCapacity;

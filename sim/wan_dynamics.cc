@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "sim/base/error.h"
 #include "sim/network.h"
@@ -22,6 +23,19 @@ WanDynamics::WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::
 }
 
 void WanDynamics::start() {
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const WanProfile& c : profiles_) {
+    if (!seen.insert({c.kind(), c.name}).second) continue;
+    double value = 1;  // a compute profile's factor starts at 1
+    switch (c.target) {
+      case WanProfile::Target::kLinkCapacity: value = net_.link_capacity(c.a, c.b).megabits_per_second(); break;
+      case WanProfile::Target::kLinkLatency: value = net_.link_latency(c.a, c.b).seconds() * 1e3; break;
+      case WanProfile::Target::kUp: value = net_.access_capacity(c.node, true).megabits_per_second(); break;
+      case WanProfile::Target::kDown: value = net_.access_capacity(c.node, false).megabits_per_second(); break;
+      case WanProfile::Target::kCompute: break;
+    }
+    starting_.push_back({c.kind(), c.name, value});
+  }
   for (size_t p = 0; p < profiles_.size(); ++p) schedule_next(p);
   for (size_t k = 0; k < traffic_.size(); ++k) {
     const Time first = traffic_[k].start + seconds(traffic_[k].interarrival_s.sample(traffic_rng_[k]));

@@ -28,6 +28,8 @@ class WanDynamics {
               std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed,
               int64_t max_cross_flows = kMaxCrossTrafficFlows);
   void start();
+  // Each profiled target's value when start() ran, once per target.
+  const std::vector<ProfileStart>& starting_values() const { return starting_; }
 
   int64_t cross_flows_started() const { return cross_started_; }
   int64_t cross_flows_finished() const { return cross_finished_; }
@@ -48,6 +50,7 @@ class WanDynamics {
   std::vector<Rng> traffic_rng_;
   int64_t cross_started_ = 0, cross_finished_ = 0, cross_bytes_ = 0;
   int64_t max_cross_flows_;
+  std::vector<ProfileStart> starting_;
 };
 
 }  // namespace gossipsim

@@ -153,6 +153,26 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   EXPECT_GE(pooled["consensus.png"]["band_min"].get<double>(), 0.0);
 }
 
+// The profile panel of a timeline starts at the value a link held before
+// its first change (#22, 5): the teaching scenario's links are 1000 Mbit/s,
+// a profile drops n0-n1 to 10 at 5 s; the panel starts at 1000, not 10.
+TEST(Plot, AProfilePanelShowsTheValueBeforeTheFirstChange) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  Folder f("profile");
+  fs::create_directories(f.path);
+  std::ifstream in(kTeaching);
+  nlohmann::json sc = nlohmann::json::parse(in);
+  sc["network"]["profiles"] = {{{"link", {"n0", "n1"}}, {"capacity_mbps", {{"points", {{5, 10}}}}}}};
+  sc["methods"] = {"gossip"};
+  sc["stop"]["virtual_s"] = 8;
+  std::ofstream(f.path / "s.json") << sc.dump();
+  run("run " + (f.path / "s.json").string() + " --kernels none --trace --quiet --out " + (f.path / "r").string());
+  run("plot " + (f.path / "r").string());
+  const nlohmann::json steps = read_json(f.path / "r" / "figures.json")["timeline-gossip.png"]["steps"];
+  ASSERT_EQ(steps["capacity"].size(), 1u) << steps.dump();
+  EXPECT_EQ(steps["capacity"].begin().value(), 1000.0) << steps.dump();
+}
+
 // Progress off a terminal (#22, 9): a log gets whole lines, a start line per
 // method, a line at every 10% of its virtual time (20 s run, evaluations
 // every 1 s: at 2, 4, ... 20 s) with its ETA and the whole run's, and its
