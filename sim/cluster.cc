@@ -224,6 +224,11 @@ FlowId Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Ended sent) {
   const size_t row = begin_transfer(src, dst, size);
   return ctx_.net.start_flow(src, dst, size, [this, row, sent = owned_by(src, std::move(sent))](const FlowRecord& f) {
     end_transfer(f, row);
+    if (!f.lost) {  // on the timeline as a model's transfer is (allreduce's ring chunks)
+      ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
+      ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
+      ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
+    }
     sent(f);
   });
 }

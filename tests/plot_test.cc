@@ -110,6 +110,13 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
   EXPECT_EQ(drawn, with_staleness);
   EXPECT_GE(with_staleness.size(), 3u);
   EXPECT_EQ(facts["timeline-gossip.png"]["window"], nlohmann::json::array({0.0, 10.0}));
+  // allreduce's ring chunks are transfers on its timeline too (#22, 10): as
+  // many as its transfers.csv has rows finished within the window.
+  int chunks = 0;
+  for (const auto& r : read_csv(f.path / "allreduce" / "transfers.csv"))
+    if (!r.at("finish_s").empty() && std::stod(r.at("finish_s")) >= 0 && std::stod(r.at("start_s")) <= 10) ++chunks;
+  EXPECT_GT(chunks, 0);
+  EXPECT_EQ(facts["timeline-allreduce.png"]["transfers"], chunks);
   EXPECT_GT(facts["timeline-gossip.png"]["run_end_s"].get<double>(), 19);
 
   // --window on the command (2), and a bad one in one line.
