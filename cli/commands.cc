@@ -75,12 +75,14 @@ int replay_command(const std::string& file, const std::string& out) {
   return 0;
 }
 
-int topology_command(const std::string& spec, bool dot) {
+int topology_command(const std::string& spec, bool dot, const std::vector<std::string>& sets) {
   nlohmann::json doc = JsonReader::parse_file(spec);
   Topology t;
   if (doc.is_object() && doc.contains("topology")) {
-    t = load_scenario(spec).topology;
+    t = load_scenario(spec, sets).topology;
   } else {
+    if (!sets.empty())
+      throw InputError(spec, "", "expected a scenario (with a /topology) for --set: this file is a bare topology spec");
     t = build_topology(JsonReader(doc, spec), LinkDefaults{}, Streams(1));
   }
   if (dot) {

@@ -51,7 +51,7 @@ struct EmulateCommand {
   double time_limit_s = 900;
 };
 int emulate_command(const EmulateCommand& cmd);
-int topology_command(const std::string& spec, bool dot);
+int topology_command(const std::string& spec, bool dot, const std::vector<std::string>& sets = {});
 struct PlotCommand {
   std::vector<std::string> results;
   std::string out;

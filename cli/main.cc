@@ -90,6 +90,7 @@ CLI::App* add_topology(CLI::App& app, Given& g) {
   auto* c = app.add_subcommand("topology", "Build a topology and describe it");
   c->add_option("spec", g.file, "Scenario JSON, or a JSON object with the /topology fields")->required();
   c->add_flag("--dot", g.dot, "Print Graphviz DOT with the drawn values");
+  c->add_option("--set", g.sets, "Override a value of a scenario: /json/pointer=value (repeatable)");
   return c;
 }
 
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
     if (*validate) return validate_command(g.file, g.sets, g.kernels);
     if (*replay) return replay_command(g.file, g.out);
     if (*emulate) return emulate_command(g.emulate);
-    if (*topology) return topology_command(g.file, g.dot);
+    if (*topology) return topology_command(g.file, g.dot, g.sets);
     if (*plot) return plot_command(g.plot);
   } catch (const InputError& e) {
     fmt::print(stderr, "gossipsim: error: {}\n", e.what());

@@ -103,6 +103,16 @@ TEST_F(BadInput, AnEarlierResultGetsANumberedSiblingOrIsReplacedWithForce) {
   EXPECT_TRUE(fs::exists(path("r-2/.gossipsim")));
 }
 
+// topology takes --set as run does (#22, 10), on scenarios only.
+TEST_F(BadInput, TopologyTakesSetOnAScenario) {
+  write("s.json", scenario());
+  Result r = gossipsim("topology s.json --set /topology/nodes=6");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("compute nodes 6"), std::string::npos) << r.out;
+  write("bare.json", nlohmann::json{{"generator", "ring"}, {"nodes", 4}});
+  refused("topology bare.json --set /nodes=6", "bare.json: expected a scenario (with a /topology) for --set");
+}
+
 // --version answers on one line.
 TEST_F(BadInput, VersionIsOneLine) {
   Result r = gossipsim("--version");
