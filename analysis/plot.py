@@ -752,7 +752,9 @@ def refuse_to_pool(first, other):
     (fa, a), (fb, b) = first, other
     d = first_difference({k: v for k, v in a.items() if k != "seed"}, {k: v for k, v in b.items() if k != "seed"})
     if d:
-        show = lambda v: json.dumps(v)[:60]  # noqa: E731
+        def show(v):
+            return json.dumps(v)[:60]
+
         raise PlotError(f"{fb}: scenario.json {d[0]} is {show(d[2])} where {fa} has {show(d[1])}: runs are pooled as "
                         "seeds only when their scenarios differ in /seed alone (--side-by-side draws them apart)")
 

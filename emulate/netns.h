@@ -15,11 +15,20 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <time.h>
 
 #include <optional>
 #include <string>
 
 namespace gossipsim::emulate {
+
+// Nanoseconds on `clock` (the monotonic one unless said): the emulator's
+// time base, and the realtime one of kernel packet timestamps.
+inline int64_t now_ns(clockid_t clock = CLOCK_MONOTONIC) {
+  timespec t;
+  ::clock_gettime(clock, &t);
+  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
 
 // Empty when namespaces and TUN devices can be made here; otherwise why not,
 // in one line ("needs root", "no /dev/net/tun", ...).

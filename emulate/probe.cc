@@ -14,12 +14,6 @@ namespace gossipsim::emulate {
 
 namespace {
 
-int64_t now_ns(clockid_t clock = CLOCK_MONOTONIC) {
-  timespec t;
-  ::clock_gettime(clock, &t);
-  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
-}
-
 // Reads one packet and the kernel's time of its arrival (CLOCK_REALTIME),
 // as ping does: the reader's own wake-up delay stays out of the round trip.
 ssize_t receive(int fd, std::vector<uint8_t>& into, int64_t* arrived_ns) {

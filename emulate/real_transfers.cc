@@ -31,12 +31,6 @@ namespace {
 constexpr uint16_t kPort = 5001;
 constexpr int64_t kWarmId = -1;
 
-int64_t now_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
-}
-
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error("real transfers: " + what + ": " + std::strerror(errno));
 }

@@ -23,12 +23,6 @@ namespace gossipsim::emulate {
 
 namespace {
 
-int64_t now_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
-}
-
 // The forwarder polls without sleeping while a packet came in the last
 // kBusyNs, and when idle wakes kSpinNs before its next event.
 constexpr int64_t kBusyNs = 200'000'000, kSpinNs = 100'000;

@@ -555,31 +555,31 @@ void Network::set_access_capacity(NodeId n, bool up, Rate capacity) {
   set_capacity({up ? uplink(n) : downlink(n)}, capacity.bytes_per_second());
 }
 
-void Network::set_link_capacity(Vertex a, Vertex b, Rate capacity) {
+size_t Network::edge(Vertex a, Vertex b) const {
   auto it = edge_index_.find(key(a, b));
   if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
-  const int first = 2 * topology_.node_count() + 2 * static_cast<int>(it->second);
+  return it->second;
+}
+
+int Network::link_resource(Vertex a, Vertex b) const {
+  return 2 * topology_.node_count() + 2 * static_cast<int>(edge(a, b));
+}
+
+void Network::set_link_capacity(Vertex a, Vertex b, Rate capacity) {
+  const int first = link_resource(a, b);
   set_capacity({first, first + 1}, capacity.bytes_per_second());
 }
 
 Rate Network::link_capacity(Vertex a, Vertex b) const {
-  auto it = edge_index_.find(key(a, b));
-  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
-  return Rate::bytes_per_second(resources_[2 * topology_.node_count() + 2 * static_cast<int>(it->second)].capacity);
+  return Rate::bytes_per_second(resources_[link_resource(a, b)].capacity);
 }
 
-Time Network::link_latency(Vertex a, Vertex b) const {
-  auto it = edge_index_.find(key(a, b));
-  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
-  return Time::ns(link_latency_[it->second]);
-}
+Time Network::link_latency(Vertex a, Vertex b) const { return Time::ns(link_latency_[edge(a, b)]); }
 
 void Network::set_link_latency(Vertex a, Vertex b, Time latency) {
-  auto it = edge_index_.find(key(a, b));
-  if (it == edge_index_.end()) throw std::invalid_argument("no link between these vertices");
-  link_latency_[it->second] = latency.ns();
+  link_latency_[edge(a, b)] = latency.ns();
   const int links = 2 * topology_.node_count();
-  const int first = links + 2 * static_cast<int>(it->second);
+  const int first = link_resource(a, b);
   for (auto& row : routes_)
     for (auto& [dst, r] : row) {
       if (std::none_of(r.resources.begin(), r.resources.end(), [&](int k) { return k == first || k == first + 1; }))

@@ -202,6 +202,8 @@ class Network {
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
+  size_t edge(Vertex a, Vertex b) const;       // the link a-b's number; invalid_argument if none
+  int link_resource(Vertex a, Vertex b) const;  // its first direction's resource (the other is next)
   void weigh(Flow& f) const;  // tcp: weight and bound from its route
 
   Simulator& sim_;

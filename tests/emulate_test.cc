@@ -31,12 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int64_t now_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
-}
-
 #define SKIP_UNLESS_EMULATOR() \
   if (auto why = unavailable()) GTEST_SKIP() << *why
 

@@ -102,6 +102,21 @@ std::pair<double, double> tcp_rates_of_two_flows(Net& n, FlowModel m, Time probe
   return {net.rate(first).bytes_per_second(), net.rate(second).bytes_per_second()};
 }
 
+// Two nodes joined by one link, 12.5 MB/s (100 Mbit/s) everywhere, 25 ms
+// one way; and the slowstart model with its defaults.
+Net pair_at_100_mbps_25_ms() {
+  Net n;
+  Vertex a = n.node(12.5e6, 12.5e6), b = n.node(12.5e6, 12.5e6);
+  n.link(a, b, 12.5e6, milliseconds(25));
+  return n;
+}
+
+FlowModel slow_start_model() {
+  FlowModel m;
+  m.slow_start = true;
+  return m;
+}
+
 // slowstart by hand. Two nodes, 12.5 MB/s (100 Mbit/s) everywhere, 25 ms
 // one way (RTT 50 ms). The usable rate is R = 12.5e6 x 1448 / 1500 B/s and a
 // round trip holds R x 0.05 = 603,333 B. A 1 MB flow sends windows of 14,480
@@ -117,12 +132,9 @@ TEST(NetworkSlowStart, OneFlowSendsItsWindowsRoundByRound) {
            {FlowModel::Connections::kFresh, 0.075 + drain},
            {FlowModel::Connections::kPersistent, 0.025 + drain},
            {FlowModel::Connections::kWarm, 0.025 + 1e6 / rate}}) {
-    Net n;
-    Vertex a = n.node(12.5e6, 12.5e6), b = n.node(12.5e6, 12.5e6);
-    n.link(a, b, 12.5e6, milliseconds(25));
+    Net n = pair_at_100_mbps_25_ms();
     Simulator sim;
-    FlowModel m;
-    m.slow_start = true;
+    FlowModel m = slow_start_model();
     m.connections = connections;
     Network net(sim, n.t, m);
     Time finish;
@@ -144,12 +156,9 @@ TEST(NetworkSlowStart, OneFlowSendsItsWindowsRoundByRound) {
 // and the flow leaves slow start at 57,920 / 0.05 = 1,158,400 B/s, far
 // under R, for the 956,560 B left.
 TEST(NetworkSlowStart, TheLargestWindowBoundsTheRate) {
-  Net n;
-  Vertex a = n.node(12.5e6, 12.5e6), b = n.node(12.5e6, 12.5e6);
-  n.link(a, b, 12.5e6, milliseconds(25));
+  Net n = pair_at_100_mbps_25_ms();
   Simulator sim;
-  FlowModel m;
-  m.slow_start = true;
+  FlowModel m = slow_start_model();
   m.max_window_bytes = 57'920;
   Network net(sim, n.t, m);
   Time finish;
@@ -176,9 +185,7 @@ TEST(NetworkSlowStart, FlowsThatFillThePipeLeaveSlowStart) {
   n.link(c, r, 1e9, milliseconds(12.5));
   n.link(r, b, 1e9, milliseconds(12.5));
   Simulator sim;
-  FlowModel m;
-  m.slow_start = true;
-  Network net(sim, n.t, m);
+  Network net(sim, n.t, slow_start_model());
   std::vector<Time> finish;
   net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish.push_back(f.finish); });
   net.start_flow(2, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish.push_back(f.finish); });
