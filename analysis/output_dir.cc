@@ -54,10 +54,18 @@ void check_folder_path(const fs::path& p, const std::string& what) {
   }
 }
 
-void check_output_file(const fs::path& p, const std::string& what) {
+void check_output_file(const fs::path& p, const std::string& what, const std::string& own_header) {
   std::error_code ec;
   if (fs::is_directory(p, ec)) throw InputError(what + " " + p.string(), "", "a file path, not a folder");
   if (p.has_parent_path()) check_folder_path(p.parent_path(), what);
+  if (!fs::exists(p, ec)) return;
+  std::ifstream in(p, std::ios::binary);
+  std::string head(own_header.size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (!in || head != own_header)
+    throw InputError(what + " " + p.string(), "",
+                     "a new file or one this command wrote before (this one holds something else, and gossipsim "
+                     "never overwrites a file it did not write)");
 }
 
 std::optional<nlohmann::json> existing_result(const fs::path& p, const std::vector<std::string>& kinds,

@@ -42,9 +42,11 @@ std::optional<nlohmann::json> read_result_marker(const std::filesystem::path& di
 // folder. `what` names the option in messages (e.g. "--out").
 void check_folder_path(const std::filesystem::path& p, const std::string& what);
 
-// Refuses, for a file to be written, a path that is an existing folder or
-// lies below an existing file.
-void check_output_file(const std::filesystem::path& p, const std::string& what);
+// Refuses, for a file to be written, a path that is an existing folder, lies
+// below an existing file, or is an existing file that does not begin with
+// `own_header` (what gossipsim writes there: an earlier result of the same
+// command may be replaced, a user's file never).
+void check_output_file(const std::filesystem::path& p, const std::string& what, const std::string& own_header);
 
 // The one check every folder a command writes into goes through: nullopt
 // for a missing or empty folder (free to use), the marker of an earlier

@@ -68,7 +68,7 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
 }
 
 int replay_command(const std::string& file, const std::string& out) {
-  if (!out.empty()) check_output_file(out, "--out");
+  if (!out.empty()) check_output_file(out, "--out", kReplayCsvHeader);
   const std::string csv = replay_transfers(JsonReader::parse_file(file), file);
   if (out.empty()) std::cout << csv;
   else write_file_atomically(out, csv);

@@ -39,7 +39,10 @@ void check_rates(const ReplayInput& in, double max_mbps, const std::string& file
 
 int emulate_command(const EmulateCommand& cmd) {
   using namespace emulate;
-  if (!cmd.out.empty()) check_output_file(cmd.out, "--out");
+  if (!cmd.out.empty()) {
+    check_output_file(cmd.out, "--out", kReplayCsvHeader);
+    check_output_file(cmd.out + ".json", "--out", "{\n  \"connections\"");  // the side file below
+  }
   if (!(cmd.max_rate_mbps > 0 && cmd.max_rate_mbps <= 1e5))
     throw InputError("--max-rate-mbps", "", "expected a number of Mbit/s in (0, 1e5]");
   if (!(cmd.time_limit_s > 0 && cmd.time_limit_s <= 86400))
@@ -62,7 +65,7 @@ int emulate_command(const EmulateCommand& cmd) {
   const std::vector<RealTransfer> rows = run_real_transfers(wan, in.transfers, opt, &tcp);
   const LagStats lag = wan.lag();
 
-  std::string csv = "id,src,dst,bytes,kind,start_s,finish_s,duration_s\n";
+  std::string csv = kReplayCsvHeader;
   int unfinished = 0, flows = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReplayTransfer& t = in.transfers[i];

@@ -129,7 +129,19 @@ int main(int argc, char** argv) {
   auto [replay, emulate] = add_net(app, g);
   auto* topology = add_topology(app, g);
   auto* plot = add_plot(app, g);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, like every other refusal, and the documented exit code 2.
+    fmt::print(stderr, "gossipsim: error: {} (gossipsim --help lists the commands and their options)\n", e.what());
+    return 2;
+  }
   try {
     if (*run) return checked_run(g.run);
     if (*sweep) return sweep_command(g.sweep);

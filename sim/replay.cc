@@ -67,7 +67,7 @@ std::string replay_transfers(const nlohmann::json& doc, const std::string& file,
     });
   }
   sim.run();
-  std::string csv = "id,src,dst,bytes,kind,start_s,finish_s,duration_s\n";
+  std::string csv = kReplayCsvHeader;
   for (size_t i = 0; i < rows.size(); ++i) {
     const FlowRecord& f = rows[i];
     csv += fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f}\n", i, f.src, f.dst, f.size.count,

@@ -34,6 +34,8 @@ struct ReplayInput {
 };
 ReplayInput read_replay(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits = {});
 
+// The CSV's header (net replay and net emulate write the same rows).
+inline constexpr const char* kReplayCsvHeader = "id,src,dst,bytes,kind,start_s,finish_s,duration_s\n";
 // The CSV: id,src,dst,bytes,kind,start_s,finish_s,duration_s.
 std::string replay_transfers(const nlohmann::json& doc, const std::string& file, const SizeLimits& limits = {});
 

@@ -113,6 +113,21 @@ TEST_F(BadInput, TopologyTakesSetOnAScenario) {
   refused("topology bare.json --set /nodes=6", "bare.json: expected a scenario (with a /topology) for --set");
 }
 
+// net replay --out never overwrites a file it did not write; an earlier
+// result of its own it replaces.
+TEST_F(BadInput, ReplayOutNeverOverwritesAUsersFile) {
+  write("pair.json", test::two_nodes(8, 8, 8, 10));
+  write("r.json", nlohmann::json{{"topology", {{"generator", "file"}, {"path", "pair.json"}}},
+                                 {"transfers", {{{"src", 0}, {"dst", 1}, {"bytes", 1000}}}}});
+  write("notes.csv", "my,own,data\n");
+  refused("net replay r.json --out notes.csv",
+          "--out notes.csv: a new file or one this command wrote before (this one holds something else");
+  std::ifstream in(path("notes.csv"));
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "my,own,data\n");
+  ASSERT_EQ(gossipsim("net replay r.json --out out.csv").code, 0);
+  EXPECT_EQ(gossipsim("net replay r.json --out out.csv").code, 0);  // its own: replaced
+}
+
 // --version answers on one line.
 TEST_F(BadInput, VersionIsOneLine) {
   Result r = gossipsim("--version");
