@@ -129,7 +129,7 @@ int plot_command(const PlotCommand& cmd) {
   std::string command = "/usr/bin/python3 " + shell_quote(script);
   for (const auto& r : results) command += " " + shell_quote(r);
   if (!out.empty()) command += " --out " + shell_quote(out);
-  if (!cmd.window.empty()) command += " --window " + shell_quote(cmd.window);
+  if (!cmd.window.empty()) command += " " + shell_quote("--window=" + cmd.window);  // a leading - is a value
   if (cmd.side_by_side) command += " --side-by-side";
   const int rc = std::system(command.c_str());
   // The script's own exit code (2: a file it could not read or write); a

@@ -124,6 +124,9 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
   EXPECT_EQ(read_json(f.path / "figures.json")["timeline-gossip.png"]["window"], nlohmann::json::array({12.0, 14.5}));
   const std::string bad = run("plot " + f.path.string() + " --window 5,1", 2);
   EXPECT_NE(bad.find("--window: expected 0 <= START < END, got '5,1'"), std::string::npos) << bad;
+  const std::string negative = run("plot " + f.path.string() + " --window -1,2", 2);
+  EXPECT_NE(negative.find("--window: expected 0 <= START < END, got '-1,2'"), std::string::npos) << negative;
+  EXPECT_EQ(std::count(negative.begin(), negative.end(), '\n'), 1) << negative;
 }
 
 // Runs are pooled as seeds only when their scenarios differ in /seed alone
