@@ -801,7 +801,7 @@ def curves(out, by_label, colour, targets, title):
 
 def staleness(out, by_label, colour, title):
     """staleness.png: every method whose transfers were merged."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(9.5, 4.5))
     drawn = False
     for l, runs in by_label.items():
         s = [number(t["staleness_s"]) for r in runs for t in r["transfers"] if t["staleness_s"]]
@@ -811,7 +811,7 @@ def staleness(out, by_label, colour, title):
     ax.set_xlabel("staleness: virtual seconds from snapshot to merge")
     ax.set_ylabel("merged models")
     if drawn:
-        ax.legend()
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # beside the bars, never over them
     ax.set_title(title)
     fig.tight_layout()
     save(fig, os.path.join(out, "staleness.png"))
