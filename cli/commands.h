@@ -35,6 +35,9 @@ struct SweepCommand {
   std::string shard = "0/1";    // i/n
   int jobs = 0;                 // points run at once; 0: one per core
   std::string kernels = "torch";
+  std::vector<std::string> sets;  // /json/pointer=value for every point, after the sweep file's "set"
+  bool trace = false;             // each point also writes trace.json per method
+  int workers = 1;                // threads stepping nodes within a point
   bool force = false;           // start over in a folder of another (or the same) sweep
 };
 int sweep_command(const SweepCommand& cmd);

@@ -49,6 +49,11 @@ CLI::App* add_sweep(CLI::App& app, SweepCommand& sweep) {
   c->add_option("--shard", sweep.shard, "Run only shard i of n (points with index % n == i), e.g. 0/4");
   c->add_option("--jobs", sweep.jobs, "Points run at once (default: one per core)");
   c->add_option("--kernels", sweep.kernels, "torch or none")->check(CLI::IsMember({"torch", "none"}));
+  c->add_option("--set", sweep.sets,
+                "Override a value of every point: /json/pointer=value (repeatable; not an axis's path)");
+  c->add_flag("--trace", sweep.trace, "Each point also writes trace.json per method");
+  c->add_option("--workers", sweep.workers, "Threads stepping nodes within each point (default 1)")
+      ->check(CLI::Range(1, 256));
   c->add_flag("--force", sweep.force, "Start over in a folder that holds an earlier sweep");
   return c;
 }

@@ -32,6 +32,7 @@
 #include "analysis/output_dir.h"
 #include "cli/commands.h"
 #include "sim/base/error.h"
+#include "sim/scenario.h"
 #include "sim/sweep.h"
 
 namespace gossipsim {
@@ -92,6 +93,7 @@ class SweepRun {
 
   int execute() {
     auto [shard, shards] = parse_shard(cmd_.shard);
+    check_sets();
     prepare_folder();
     mark(false);
     std::vector<size_t> todo;
@@ -114,6 +116,31 @@ class SweepRun {
   }
 
  private:
+  // --set applies to every point, after the sweep file's "set"; an axis's
+  // own path is refused (the axis would silently win). The first point is
+  // read with every override, so that a malformed --set is one line here,
+  // not a failure of every point.
+  void check_sets() const {
+    for (const auto& s : cmd_.sets) {
+      const std::string path = s.substr(0, s.find('='));
+      for (const auto& a : sweep_.axes)
+        if (path == a.path)
+          throw InputError("--set " + s, "", "a path that is not an axis of the sweep (" + a.path +
+                                                 " is one: change its values in " + sweep_.file + ")");
+    }
+    load_scenario(sweep_.base, point_sets(0));
+  }
+
+  std::vector<std::string> point_sets(size_t p) const {
+    std::vector<std::string> sets = sweep_.overrides(p);
+    sets.insert(sets.end() - static_cast<std::ptrdiff_t>(sweep_.axes.size()), cmd_.sets.begin(), cmd_.sets.end());
+    return sets;
+  }
+
+  // What decides a point's results besides the sweep file: a folder swept
+  // with other --set or --kernels is not resumed but refused.
+  nlohmann::json settings() const { return {{"set", cmd_.sets}, {"kernels", cmd_.kernels}}; }
+
   // The folder of a sweep: new, empty, or the same sweep's (resumed; --force
   // starts it over). Anything else is refused.
   void prepare_folder() {
@@ -124,6 +151,11 @@ class SweepRun {
         throw InputError("--out " + out_.string(), "",
                          "a folder of sweep " + sweep_.name + "; it holds sweep " + name +
                              " (choose another --out, or --force to start over)");
+      const nlohmann::json before = marker->value("settings", settings());
+      if (before != settings() && !cmd_.force)
+        throw InputError("--out " + out_.string(), "",
+                         "the settings it was swept with, " + before.dump() + " (now " + settings().dump() +
+                             "; the same --set and --kernels to resume, or --force to start over)");
       if (cmd_.force) fs::remove_all(out_);
     }
     make_folders(out_ / "points");
@@ -136,14 +168,16 @@ class SweepRun {
     return marker && marker->value("complete", true);
   }
   void mark(bool complete) const {
-    write_result_marker(out_, "sweep", {{"name", sweep_.name}, {"points", sweep_.size()}, {"complete", complete}});
+    write_result_marker(out_, "sweep", {{"name", sweep_.name}, {"points", sweep_.size()}, {"complete", complete},
+                                        {"settings", settings()}});
   }
 
   std::vector<std::string> point_args(size_t p) const {
     const fs::path dir = out_ / "points" / std::to_string(p);
-    std::vector<std::string> args = {"gossipsim", "run", sweep_.base, "--quiet", "--force", "--workers", "1",
-                                     "--kernels", cmd_.kernels, "--out", dir.string()};
-    for (const auto& o : sweep_.overrides(p)) args.insert(args.end(), {"--set", o});
+    std::vector<std::string> args = {"gossipsim", "run", sweep_.base, "--quiet", "--force", "--workers",
+                                     std::to_string(cmd_.workers), "--kernels", cmd_.kernels, "--out", dir.string()};
+    if (cmd_.trace) args.push_back("--trace");
+    for (const auto& o : point_sets(p)) args.insert(args.end(), {"--set", o});
     return args;
   }
 

@@ -179,6 +179,35 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
   fs::remove_all(f.parent_path());
 }
 
+// --set, --trace and --workers reach every point (run's options, which the
+// sweep lacked); a --set on an axis's path and a resume with other settings
+// are refused in one line.
+TEST(Sweep, SetTraceAndWorkersReachEveryPoint) {
+  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2}}}});
+  fs::path out = temp("options");
+  std::string text;
+  ASSERT_EQ(run(f.string() + " --out " + out.string() + " --set /stop/virtual_s=1.5 --trace --workers 2", &text), 0)
+      << text;
+  for (int p : {0, 1}) {
+    nlohmann::json sc = nlohmann::json::parse(read(out / "points" / std::to_string(p) / "scenario.json"));
+    EXPECT_EQ(sc["stop"]["virtual_s"], 1.5);  // the file's "set" said 3: the command line comes after it
+    EXPECT_EQ(sc["seed"], p + 1);
+    EXPECT_TRUE(fs::exists(out / "points" / std::to_string(p) / "gossip" / "trace.json"));
+  }
+  EXPECT_NE(run(f.string() + " --out " + out.string() + " --set /stop/virtual_s=2", &text), 0);
+  EXPECT_NE(text.find("the settings it was swept with"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_NE(run(f.string() + " --out " + temp("axis").string() + " --set /seed=4", &text), 0);
+  EXPECT_NE(text.find("--set /seed=4: a path that is not an axis of the sweep"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(temp("axis")));
+  EXPECT_NE(run(f.string() + " --out " + temp("bad").string() + " --set /stop/virtual_s=-1", &text), 0);
+  EXPECT_NE(text.find("/stop/virtual_s"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_NE(run(f.string() + " --out " + temp("w").string() + " --workers 0", &text), 0);
+  EXPECT_NE(text.find("--workers"), std::string::npos) << text;
+  fs::remove_all(f.parent_path());
+}
+
 }  // namespace
 }  // namespace gossipsim
 
