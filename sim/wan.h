@@ -38,6 +38,11 @@
 //       "capacity_mbps" (0, or 0.001 to 1e9) and/or "latency_ms" (0 to 1e6);
 //   "access": node id or name, "direction": up | down | both (default),
 //       with "capacity_mbps".
+// Instead of absolute values, "capacity_factor" (0, or 0.001 to 1000) and
+// "latency_factor" (0 to 1000) give factors of the value the target had
+// when the run began (topology, overrides and --set included), as compute
+// profiles do; they are turned into values when the scenario is read, and
+// a product outside the absolute range is refused there.
 // Capacity 0 stalls the flows on the link (they resume when it comes back,
 // none is lost). A latency applies to flows and control messages that start
 // after the change; paths stay those chosen by the topology's latencies.

@@ -204,6 +204,10 @@ struct ValueRange {
 const ValueRange kCapacityRange{kCapacityMbps.min_draw, kCapacityMbps.max, true, " Mbit/s"};
 const ValueRange kLatencyRange{0, kLatencyMs.max, false, " ms"};
 const ValueRange kFactorRange{0.01, 1000, false, ""};
+// Network factors: of the capacity or latency the target had when the run
+// began; 0 stalls a link (capacity) or removes its latency.
+const ValueRange kCapacityFactorRange{0.001, 1000, true, " (a factor)"};
+const ValueRange kLatencyFactorRange{0, 1000, false, " (a factor)"};
 
 double until_of(const JsonReader& g) {
   const double u = g.number("until_s");
@@ -423,6 +427,43 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
   }
 }
 
+namespace {
+
+// A factor profile as the values it applies: each factor times `base`, the
+// value the target had when the run began (topology, overrides and --set
+// included), refused where the product leaves `range`.
+std::shared_ptr<const Profile> scaled(const JsonReader& r, const std::shared_ptr<const Profile>& factors, double base,
+                                      const ValueRange& range, const char* what, const std::string& target) {
+  Profile p = *factors;
+  for (size_t i = 0; i < p.points.size(); ++i) {
+    p.points[i].second = factors->points[i].second * base;
+    if (!range.ok(p.points[i].second))
+      r.fail(fmt::format("point {} (time {:g} s): a factor that keeps the {} in {} ({} has {:g}{}; x {:g} makes {:g})", i,
+                         p.points[i].first.seconds(), what, range.text(), target, base, range.unit,
+                         factors->points[i].second, p.points[i].second));
+  }
+  return std::make_shared<const Profile>(std::move(p));
+}
+
+// The capacity profile of an entry as read: from capacity_mbps (values) or
+// capacity_factor (factors, `factor` set); null when it has neither.
+std::shared_ptr<const Profile> capacity_profile(const JsonReader& e, Rng rng, PointBudget& budget, bool& factor) {
+  if (e.has("capacity_mbps") && e.has("capacity_factor")) e.fail("capacity_mbps or capacity_factor, not both");
+  factor = e.has("capacity_factor");
+  if (e.has("capacity_mbps")) return parse_profile(e.at("capacity_mbps"), rng, kCapacityRange, budget);
+  if (factor) return parse_profile(e.at("capacity_factor"), rng, kCapacityFactorRange, budget);
+  return nullptr;
+}
+
+// The values a capacity profile applies to a target whose capacity is `base`.
+std::shared_ptr<const Profile> capacity_values(const JsonReader& e, const std::shared_ptr<const Profile>& p, bool factor,
+                                               Rate base, const std::string& target) {
+  if (!factor) return p;
+  return scaled(e.at("capacity_factor"), p, base.megabits_per_second(), kCapacityRange, "capacity", target);
+}
+
+}  // namespace
+
 std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t, const Streams& streams,
                                        PointBudget& budget) {
   const auto names = vertex_names(t);
@@ -436,25 +477,42 @@ std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t
         ++targets;
         auto [a, b] = link_of(e, key, t, names);
         const std::string link = fmt::format("link {}--{}", t.graph[a].name, t.graph[b].name);
-        if (!e.has("capacity_mbps") && !e.has("latency_ms")) e.fail("capacity_mbps or latency_ms (or both)");
-        if (e.has("capacity_mbps"))
+        const auto [edge, found] = boost::edge(a, b, t.graph);
+        if (!e.has("capacity_mbps") && !e.has("latency_ms") && !e.has("capacity_factor") && !e.has("latency_factor"))
+          e.fail("capacity_mbps or capacity_factor, latency_ms or latency_factor (or one of each)");
+        bool factor = false;
+        if (auto p = capacity_profile(e, streams.stream("profile", k), budget, factor))
           out.push_back({WanProfile::Target::kLinkCapacity, a, b, 0, link,
-                         parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange, budget)});
+                         capacity_values(e, p, factor, t.graph[edge].capacity, link)});
+        if (e.has("latency_ms") && e.has("latency_factor")) e.fail("latency_ms or latency_factor, not both");
         if (e.has("latency_ms"))
           out.push_back({WanProfile::Target::kLinkLatency, a, b, 0, link,
                          parse_profile(e.at("latency_ms"), streams.stream("profile-latency", k), kLatencyRange,
                                        budget)});
+        if (e.has("latency_factor"))
+          out.push_back({WanProfile::Target::kLinkLatency, a, b, 0, link,
+                         scaled(e.at("latency_factor"),
+                                parse_profile(e.at("latency_factor"), streams.stream("profile-latency", k),
+                                              kLatencyFactorRange, budget),
+                                t.graph[edge].latency.seconds() * 1e3, kLatencyRange, "latency", link)});
       }
     if (e.has("access")) {
       ++targets;
       const NodeId n = node_of(e.at("access"), t, names);
       const std::string dir = e.string("direction", "both");
       if (dir != "up" && dir != "down" && dir != "both") e.fail("direction", "one of up, down, both");
-      const auto p = parse_profile(e.at("capacity_mbps"), streams.stream("profile", k), kCapacityRange, budget);
+      if (e.has("latency_ms") || e.has("latency_factor"))
+        e.fail(e.has("latency_ms") ? "latency_ms" : "latency_factor",
+               "no latency on an access target (it is a capacity; a latency belongs to a link or region_pair)");
+      bool factor = false;
+      const auto p = capacity_profile(e, streams.stream("profile", k), budget, factor);
+      if (!p) e.fail("capacity_mbps or capacity_factor");
       for (bool up : {true, false}) {
         if ((up && dir == "down") || (!up && dir == "up")) continue;
-        out.push_back({up ? WanProfile::Target::kUp : WanProfile::Target::kDown, 0, 0, n,
-                       fmt::format("{} {}", up ? "up" : "down", t.graph[t.nodes[n]].name), p});
+        const VertexInfo& v = t.graph[t.nodes[n]];
+        const std::string name = fmt::format("{} {}", up ? "up" : "down", v.name);
+        out.push_back({up ? WanProfile::Target::kUp : WanProfile::Target::kDown, 0, 0, n, name,
+                       capacity_values(e, p, factor, up ? v.up : v.down, name)});
       }
     }
     if (targets != 1) e.fail("exactly one target: link, region_pair or access");

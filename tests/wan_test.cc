@@ -8,6 +8,7 @@
 #include "sim/network.h"
 #include "sim/recorder.h"
 #include "sim/runner.h"
+#include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "sim/wan_dynamics.h"
 #include "sim/wan_reader.h"
@@ -65,6 +66,90 @@ TEST(Wan, ACapacityOfZeroForFiveSecondsDelaysALoneFlowByExactlyFiveSeconds) {
   f = lone_flow({{{"access", "a"}, {"direction", "up"}, {"capacity_mbps", {{"points", {{0.51, 0}, {5.51, 800}}}}}}},
                 1'000'000);
   EXPECT_EQ(f.finish, seconds(6.01));
+}
+
+// Factors (issue 22: a "halving" profile raised a link a sweep had set
+// lower, since network profiles took absolute values only).
+TEST(Wan, ACapacityFactorScalesTheCapacityTheRunBeganWith) {
+  // The link is 8 Mbit/s: a factor of 0.5 at 0.51 s is the 4 Mbit/s of the
+  // absolute test above, the same hand-computed finish.
+  FlowRecord f = lone_flow({{{"link", {"a", "b"}}, {"capacity_factor", {{"points", {{0.51, 0.5}}}}}}}, 1'000'000);
+  EXPECT_EQ(f.finish, seconds(1.51));
+  // Factor 0 stalls, as capacity 0 does; back to 1 is the 800 Mbit/s uplink again.
+  f = lone_flow({{{"access", "a"}, {"direction", "up"}, {"capacity_factor", {{"points", {{0.51, 0}, {5.51, 1}}}}}}},
+                1'000'000);
+  EXPECT_EQ(f.finish, seconds(6.01));
+  // Of the value after overrides and --set: the link set to 3 Mbit/s, then
+  // halved, is 1.5; its latency set to 40 ms, then tripled, is 120; an
+  // access link for both directions scales each direction's own capacity.
+  nlohmann::json s = nlohmann::json::parse(R"({
+    "name": "f", "topology": {"generator": "ring", "nodes": 4},
+    "network": {"access": {"up_mbps": 10, "down_mbps": 30},
+                "profiles": [{"link": ["n0", "n1"], "capacity_factor": {"points": [[5, 0.5]]},
+                              "latency_factor": {"points": [[6, 3]]}},
+                             {"access": "n2", "capacity_factor": {"points": [[7, 0.1]]}}]},
+    "overrides": [{"link": ["n0", "n1"], "bandwidth_mbps": 3, "latency_ms": 40}],
+    "workload": {"dataset": "synthetic", "model": "mlp"}, "methods": ["gossip"], "stop": {"virtual_s": 1}})");
+  Scenario sc = test::scenario_from(s);
+  ASSERT_EQ(sc.network.profiles.size(), 4u);
+  EXPECT_DOUBLE_EQ(sc.network.profiles[0].values->points[0].second, 1.5);
+  EXPECT_EQ(sc.network.profiles[0].values->points[0].first, seconds(5));
+  EXPECT_DOUBLE_EQ(sc.network.profiles[1].values->points[0].second, 120);
+  EXPECT_EQ(sc.network.profiles[2].name, "up n2");
+  EXPECT_DOUBLE_EQ(sc.network.profiles[2].values->points[0].second, 1);
+  EXPECT_EQ(sc.network.profiles[3].name, "down n2");
+  EXPECT_DOUBLE_EQ(sc.network.profiles[3].values->points[0].second, 3);
+  // A sweep's --set reaches the factor's base too.
+  s["overrides"][0]["bandwidth_mbps"] = 50;
+  EXPECT_DOUBLE_EQ(test::scenario_from(s).network.profiles[0].values->points[0].second, 25);
+}
+
+TEST(Wan, BadFactorsNameTheirPath) {
+  nlohmann::json base = nlohmann::json::parse(R"({
+    "name": "f", "topology": {"generator": "ring", "nodes": 4},
+    "overrides": [{"link": ["n0", "n1"], "bandwidth_mbps": 1e7, "latency_ms": 5000}],
+    "workload": {"dataset": "synthetic", "model": "mlp"}, "methods": ["gossip"], "stop": {"virtual_s": 1}})");
+  auto error = [&](const nlohmann::json& entry) {
+    nlohmann::json s = base;
+    s["network"]["profiles"] = nlohmann::json::array({entry});
+    try {
+      test::scenario_from(s);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const nlohmann::json link = {"n0", "n1"};
+  auto pts = [](double t, double v) { return nlohmann::json{{"points", {{t, v}}}}; };
+  EXPECT_NE(error({{"link", link}, {"capacity_factor", pts(1, -1)}})
+                .find("/network/profiles/0/capacity_factor: expected point 0 (time 1 s): 0 or a value in [0.001, 1000] "
+                      "(a factor)"),
+            std::string::npos);
+  EXPECT_NE(error({{"link", link}, {"capacity_factor", pts(1, 1e-9)}}).find("[0.001, 1000]"), std::string::npos);
+  EXPECT_NE(error({{"link", link}, {"capacity_factor", nlohmann::json{{"points", {{1, "half"}}}}}}).find("/capacity_factor/points/0/1"),
+            std::string::npos);
+  // 1e7 Mbit/s x 1000 is over 1e9; 5000 ms x 1000 is over 1e6 ms.
+  EXPECT_NE(error({{"link", link}, {"capacity_factor", pts(1, 1000)}})
+                .find("/network/profiles/0/capacity_factor: expected point 0 (time 1 s): a factor that keeps the "
+                      "capacity in 0 or a value in [0.001, 1e+09] Mbit/s (link n0--n1 has 1e+07 Mbit/s; x 1000 makes "
+                      "1e+10)"),
+            std::string::npos);
+  EXPECT_NE(error({{"link", link}, {"latency_factor", pts(1, 1000)}}).find("/latency_factor: expected point 0"),
+            std::string::npos);
+  EXPECT_NE(error({{"link", link}, {"capacity_factor", pts(1, 1)}, {"capacity_mbps", pts(1, 1)}})
+                .find("/network/profiles/0: expected capacity_mbps or capacity_factor, not both"),
+            std::string::npos);
+  EXPECT_NE(error({{"link", link}, {"latency_factor", pts(1, 1)}, {"latency_ms", pts(1, 1)}})
+                .find("expected latency_ms or latency_factor, not both"),
+            std::string::npos);
+  EXPECT_NE(error({{"access", 0}, {"latency_factor", pts(1, 2)}, {"capacity_factor", pts(1, 1)}})
+                .find("/network/profiles/0/latency_factor: expected no latency on an access target"),
+            std::string::npos);
+  EXPECT_NE(error({{"access", 0}}).find("/network/profiles/0: expected capacity_mbps or capacity_factor"),
+            std::string::npos);
+  EXPECT_NE(error({{"link", link}}).find("expected capacity_mbps or capacity_factor, latency_ms or latency_factor"),
+            std::string::npos);
+  EXPECT_EQ(error({{"link", link}, {"capacity_factor", pts(1, 0)}}), "accepted");
 }
 
 TEST(Wan, APeriodicProfileRepeats) {
