@@ -132,6 +132,12 @@ def optional_csv(path):
     return read_csv(path) if os.path.exists(path) else []
 
 
+def natural(name):
+    """Sort key: n2 before n10, then names."""
+    m = re.fullmatch(r"n(\d+)", name)
+    return (0, int(m.group(1)), "") if m else (1, 0, name)
+
+
 def heat_maps(out, by_label, key, src, dst, name, what):
     """One heat map per method of a communication matrix: transfers from row to column."""
     labels = [l for l, runs in by_label.items() if runs[0][key]]
@@ -141,8 +147,7 @@ def heat_maps(out, by_label, key, src, dst, name, what):
     matrices = {}
     for l in labels:
         rows = by_label[l][0][key]
-        names = sorted({r[src] for r in rows} | {r[dst] for r in rows},
-                       key=lambda v: (0, int(v)) if v.isdigit() else (1, v))
+        names = sorted({r[src] for r in rows} | {r[dst] for r in rows}, key=natural)
         index = {n: i for i, n in enumerate(names)}
         m = np.zeros((len(names), len(names)))
         for r in rows:

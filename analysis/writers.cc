@@ -44,7 +44,7 @@ void write_transfers_csv(const fs::path& file, const MethodRun& run) {
   TextFile out(file);
   out.print("method,src,dst,bytes,snapshot_s,start_s,finish_s,merge_s,staleness_s,staleness_iterations\n");
   for (const auto& t : run.recorder.transfers) {
-    out.print("{},{},{},{},{},{},{},{},{},{}\n", run.method.label, t.src, t.dst, t.bytes, seconds_text(t.snapshot),
+    out.print("{},n{},n{},{},{},{},{},{},{},{}\n", run.method.label, t.src, t.dst, t.bytes, seconds_text(t.snapshot),
               seconds_text(t.start), t.finished ? seconds_text(t.finish) : "", t.merged ? seconds_text(t.merge) : "",
               t.merged ? seconds_text(t.merge - t.snapshot) : "",
               t.merged ? std::to_string(t.sender_iterations_at_merge - t.sender_iterations_at_snapshot) : "");
@@ -58,7 +58,7 @@ void write_nodes_csv(const fs::path& file, const MethodRun& run) {
   const auto& rows = run.recorder.nodes;
   for (size_t n = 0; n < rows.size(); ++n) {
     const auto& r = rows[n];
-    out.print("{},{},{},{},{},{},{},{},{}\n", run.method.label, n, seconds_text(r.compute), seconds_text(r.idle),
+    out.print("{},n{},{},{},{},{},{},{},{}\n", run.method.label, n, seconds_text(r.compute), seconds_text(r.idle),
               seconds_text(r.communicating), r.iterations, r.sent, r.received, seconds_text(r.down));
   }
   out.close();
@@ -90,7 +90,7 @@ void write_trace_json(const fs::path& file, const MethodRun& run) {
   };
   for (size_t n = 0; n < run.recorder.nodes.size(); ++n) {
     sep();
-    out.print(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"node {}"}}}})", n, n);
+    out.print(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"n{}"}}}})", n, n);
     for (int t = 0; t < 3; ++t) {
       sep();
       out.print(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", n, t, tracks[t]);
@@ -128,7 +128,8 @@ void write_comm_matrix_csv(const fs::path& file, const MethodRun& run) {
   }
   TextFile out(file);
   out.print("method,src,dst,transfers,bytes,lost\n");
-  for (const auto& [k, v] : pairs) out.print("{},{},{},{},{},{}\n", run.method.label, k.first, k.second, v[0], v[1], v[2]);
+  for (const auto& [k, v] : pairs)
+    out.print("{},n{},n{},{},{},{}\n", run.method.label, k.first, k.second, v[0], v[1], v[2]);
   out.close();
 }
 

@@ -23,10 +23,19 @@ ReplayInput read_replay(const nlohmann::json& doc, const std::string& file, cons
   for (size_t i = 0; i < in.transfers.size(); ++i) {
     JsonReader t = list.element(i);
     // Ranges are checked on the 64-bit values, before any narrowing.
-    const int64_t src64 = t.integer("src"), dst64 = t.integer("dst");
-    t.require(src64 >= 0 && src64 < nodes, "src", fmt::format("a node id in [0, {})", nodes));
+    // A node id, or its name in every output ("n3", as transfers.csv writes it).
+    auto node = [&](const char* key) -> int64_t {
+      if (!t.has(key) || !t.at(key).value().is_string()) return t.integer(key);
+      const std::string s = t.string(key);
+      int64_t id = -1;
+      if (s.size() > 1 && s.size() < 12 && s[0] == 'n' && s.find_first_not_of("0123456789", 1) == std::string::npos)
+        id = std::stoll(s.substr(1));
+      return id;
+    };
+    const int64_t src64 = node("src"), dst64 = node("dst");
+    t.require(src64 >= 0 && src64 < nodes, "src", fmt::format("a node id in [0, {}) or its name n0..n{}", nodes, nodes - 1));
     t.require(dst64 >= 0 && dst64 < nodes && dst64 != src64, "dst",
-              fmt::format("a node id in [0, {}) other than src", nodes));
+              fmt::format("a node id in [0, {}) or its name n0..n{}, other than src", nodes, nodes - 1));
     ReplayTransfer& x = in.transfers[i];
     x.src = static_cast<NodeId>(src64);
     x.dst = static_cast<NodeId>(dst64);

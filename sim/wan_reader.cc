@@ -476,7 +476,7 @@ std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t
       if (e.has(key)) {
         ++targets;
         auto [a, b] = link_of(e, key, t, names);
-        const std::string link = fmt::format("link {}--{}", t.graph[a].name, t.graph[b].name);
+        const std::string link = fmt::format("link {}--{}", vertex_label(t, a), vertex_label(t, b));
         const auto [edge, found] = boost::edge(a, b, t.graph);
         if (!e.has("capacity_mbps") && !e.has("latency_ms") && !e.has("capacity_factor") && !e.has("latency_factor"))
           e.fail("capacity_mbps or capacity_factor, latency_ms or latency_factor (or one of each)");
@@ -510,7 +510,7 @@ std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t
       for (bool up : {true, false}) {
         if ((up && dir == "down") || (!up && dir == "up")) continue;
         const VertexInfo& v = t.graph[t.nodes[n]];
-        const std::string name = fmt::format("{} {}", up ? "up" : "down", v.name);
+        const std::string name = fmt::format("{} n{}", up ? "up" : "down", n);
         out.push_back({up ? WanProfile::Target::kUp : WanProfile::Target::kDown, 0, 0, n, name,
                        capacity_values(e, p, factor, up ? v.up : v.down, name)});
       }

@@ -352,7 +352,7 @@ TEST_F(BadInput, NetReplayChecksItsNumbers) {
   };
   // 2^32 would wrap to node 0 if narrowed before the check.
   replay({{"src", 4294967296LL}, {"dst", 1}, {"bytes", 10}});
-  refused("net replay r.json", "r.json: /transfers/0/src: expected a node id in [0, 2)");
+  refused("net replay r.json", "r.json: /transfers/0/src: expected a node id in [0, 2) or its name n0..n1");
   replay({{"src", 0}, {"dst", 1}, {"bytes", 10}, {"start_s", 1e300}});
   refused("net replay r.json", "r.json: /transfers/0/start_s: expected a number of seconds in [0, 1e+09]");
   replay({{"src", 0}, {"dst", 1}, {"bytes", 1e18}});
@@ -363,6 +363,17 @@ TEST_F(BadInput, NetReplayChecksItsNumbers) {
   refused("net replay r.json", "r.json: /transfers/0/bytes: expected an integer in [0, 1000000000000]");
   write("r.json", R"({"topology":{"generator":"file","path":"two.json"},"transfers":[{"src":0,"dst":1,"bytes":1e400}]})");
   refused("net replay r.json", "r.json: /transfers/0/bytes: expected valid JSON with finite numbers");
+  // Node names as every output writes them; anything else named is refused.
+  for (const char* name : {"a", "n2", "n", "n-1", "n1x", "n99999999999999"}) {
+    replay({{"src", name}, {"dst", 1}, {"bytes", 10}});
+    refused("net replay r.json", "r.json: /transfers/0/src: expected a node id in [0, 2) or its name n0..n1");
+  }
+  replay({{"src", "n1"}, {"dst", "n1"}, {"bytes", 10}});
+  refused("net replay r.json", "r.json: /transfers/0/dst: expected a node id in [0, 2) or its name n0..n1, other than src");
+  replay({{"src", "n1"}, {"dst", "n0"}, {"bytes", 10}});
+  auto r = gossipsim("net replay r.json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\n0,1,0,10,flow,0.000000000,"), std::string::npos) << r.out;
 }
 
 // ---- 6. plot on an empty, missing or foreign folder ---------------------------

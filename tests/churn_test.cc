@@ -363,7 +363,7 @@ TEST(Churn, BadInputNamesItsPath) {
   EXPECT_TRUE(has(error("/compute/profiles", {{{"nodes", {0}}, {"factor", {{"points", {{1, 0}}}}}}}),
                   "/compute/profiles/0/factor: expected point 0 (time 1 s): a value in [0.01, 1000]"));
   EXPECT_TRUE(has(error("/network/profiles", {{{"link", {"n0", "n1"}}}}),
-                  "/network/profiles/0: expected capacity_mbps or latency_ms"));
+                  "/network/profiles/0: expected capacity_mbps or capacity_factor, latency_ms or latency_factor"));
   EXPECT_TRUE(has(error("/network/profiles", {{{"link", {"n0", "n1"}}, {"latency_ms", {{"points", {{1, -5}}}}}}}),
                   "/network/profiles/0/latency_ms: expected point 0 (time 1 s): a value in [0, 1e+06] ms"));
 }

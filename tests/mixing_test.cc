@@ -53,8 +53,8 @@ TEST(Mixing, StalenessAndTheCommunicationMatrixOfAHandRun) {
   write_comm_matrix_csv(dir / "comm_matrix.csv", r);
   EXPECT_EQ(read(dir / "comm_matrix.csv"),
             "method,src,dst,transfers,bytes,lost\n"
-            "gossip-overlap,0,1,3,3000000,0\n"
-            "gossip-overlap,1,0,3,3000000,0\n");
+            "gossip-overlap,n0,n1,3,3000000,0\n"
+            "gossip-overlap,n1,n0,3,3000000,0\n");
   // No regions on a complete graph: no region files.
   write_region_outputs(dir, r);
   EXPECT_FALSE(fs::exists(dir / "comm_regions.csv"));

@@ -159,7 +159,7 @@ TEST(Wan, APeriodicProfileRepeats) {
   for (size_t i = 0; i < 8; ++i) {
     EXPECT_EQ(r.network_events[i].time, seconds(2.0 * (i / 2) + (i % 2 ? 0.5 : 0))) << i;
     EXPECT_EQ(r.network_events[i].value, i % 2 ? 4 : 8) << i;
-    EXPECT_EQ(r.network_events[i].target, "link a--b");
+    EXPECT_EQ(r.network_events[i].target, "link n0--n1");
   }
 }
 

@@ -488,22 +488,38 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
   return t;
 }
 
+std::string vertex_label(const Topology& t, Vertex v) {
+  if (!t.graph[v].is_node) return t.graph[v].name;
+  const auto it = std::find(t.nodes.begin(), t.nodes.end(), v);
+  return fmt::format("n{}", it - t.nodes.begin());
+}
+
+// Vertices are named as in every other output (vertex_label), quoted; the
+// label is the vertex's own name.
 std::string to_dot(const Topology& t) {
   std::ostringstream out;
   out << "graph topology {\n  // " << t.description << "\n";
+  std::vector<std::string> id(boost::num_vertices(t.graph));
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  for (auto [it, end] = boost::vertices(t.graph); it != end; ++it) id[*it] = quoted(t.graph[*it].name);
+  for (size_t n = 0; n < t.nodes.size(); ++n) id[t.nodes[n]] = quoted(fmt::format("n{}", n));
   for (auto [it, end] = boost::vertices(t.graph); it != end; ++it) {
     const auto& v = t.graph[*it];
     if (v.is_node)
-      out << fmt::format("  v{} [label=\"{}\", up_mbps={:.6g}, down_mbps={:.6g}{}];\n", *it, v.name,
+      out << fmt::format("  {} [label={}, up_mbps={:.6g}, down_mbps={:.6g}{}];\n", id[*it], quoted(v.name),
                          v.up.megabits_per_second(), v.down.megabits_per_second(),
-                         v.region.empty() ? "" : ", region=\"" + v.region + "\"");
+                         v.region.empty() ? "" : ", region=" + quoted(v.region));
     else
-      out << fmt::format("  v{} [label=\"{}\", router=1, shape=box];\n", *it, v.name);
+      out << fmt::format("  {} [label={}, router=1, shape=box];\n", id[*it], quoted(v.name));
   }
   for (auto [it, end] = boost::edges(t.graph); it != end; ++it) {
     const auto& e = t.graph[*it];
-    out << fmt::format("  v{} -- v{} [bandwidth_mbps={:.6g}, latency_ms={:.6g}];\n", boost::source(*it, t.graph),
-                       boost::target(*it, t.graph), e.capacity.megabits_per_second(), e.latency.seconds() * 1e3);
+    out << fmt::format("  {} -- {} [bandwidth_mbps={:.6g}, latency_ms={:.6g}];\n", id[boost::source(*it, t.graph)],
+                       id[boost::target(*it, t.graph)], e.capacity.megabits_per_second(), e.latency.seconds() * 1e3);
   }
   out << "}\n";
   return out.str();

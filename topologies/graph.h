@@ -39,4 +39,10 @@ struct Topology {
   int node_count() const { return static_cast<int>(nodes.size()); }
 };
 
+// How every output names a vertex: a compute node as "n<id>" (as in
+// transfers.csv, nodes.csv, events.csv, trace.json and the DOT), a router
+// by its name. Only file topologies give compute nodes other names (which
+// scenarios may use to select them; the DOT shows them as labels).
+std::string vertex_label(const Topology& t, Vertex v);
+
 }  // namespace gossipsim
