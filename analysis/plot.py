@@ -16,6 +16,9 @@ into --out (default: the first folder):
   loss.png            test loss of the average model vs virtual time
   consensus.png       consensus distance vs virtual time
   staleness.png       histogram of staleness (virtual seconds, snapshot to merge)
+  activity.png        the whole run from transfers.csv: transfers finished
+                      per second, and each node's share of time with a
+                      transfer of its own in flight (median and 10-90% band)
   comm_matrix.png     per method, transfers from each node to each node (heat
                       maps on one colour scale from 0)
   comm_regions.png    the same between regions (geo topologies)
@@ -181,12 +184,17 @@ def regional_consensus(out, by_label, colour, title):
     if not labels:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    drawn = False
     for l in labels:
         rows = by_label[l][0]["consensus_regions"]
         for column, style in (("within", "-"), ("between", "--")):
             xs, ys = series(rows, "time_s", column)
             if len(xs):
                 ax.plot(xs, ys, style, color=colour[l], label=f"{l} {column}")
+                drawn = True
+    if not drawn:  # nothing evaluated (timeline only): no empty axes
+        plt.close(fig)
+        return
     ax.set_xlabel("virtual time (s)")
     ax.set_ylabel("consensus distance: within regions (solid), between (dashed)")
     ax.set_yscale("symlog", linthresh=1e-6)
@@ -195,6 +203,7 @@ def regional_consensus(out, by_label, colour, title):
     ax.set_title(title)
     fig.tight_layout()
     save(fig, os.path.join(out, "consensus_regions.png"))
+    note("consensus_regions.png", **axis_facts(ax))
     plt.close(fig)
 
 
@@ -688,13 +697,15 @@ def main(argv):
     if evaluated:
         curves(out, by_label, colour, targets, title)
     else:
-        for name in ("accuracy.png", "loss.png", "consensus.png", "time_to_accuracy.md"):
+        for name in ("accuracy.png", "loss.png", "consensus.png", "consensus_regions.png", "time_to_accuracy.md",
+                     "time_to_accuracy.csv"):
             if os.path.exists(os.path.join(out, name)):
                 os.remove(os.path.join(out, name))  # an earlier plot's, of other runs: not of these
         print("plot: accuracy, loss and consensus not drawn, no time-to-accuracy table: not evaluated "
               "(timeline only, --kernels none)", file=sys.stderr)
         note("skipped", accuracy="not evaluated: timeline only")
     staleness(out, by_label, colour, title)
+    activity(out, by_label, colour, title)
     heat_maps(out, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
     heat_maps(out, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
     regional_consensus(out, by_label, colour, title)
@@ -821,6 +832,86 @@ def staleness(out, by_label, colour, title):
     fig.tight_layout()
     save(fig, os.path.join(out, "staleness.png"))
     note("staleness.png", **axis_facts(ax))
+    plt.close(fig)
+
+
+ACTIVITY_BINS = 60
+
+
+def busy_until(starts, ends, edges):
+    """Per edge time t, the time within [0, t] that at least one of the
+    intervals [starts, ends] covers (their union, so overlapping transfers
+    of one node count once)."""
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > reach[:-1]
+    group = np.cumsum(new) - 1
+    gs = s[new]
+    ge = np.zeros(len(gs))
+    np.maximum.at(ge, group, e)
+    full = np.concatenate(([0.0], np.cumsum(ge - gs)))  # busy time before each merged interval
+    k = np.searchsorted(gs, edges, side="right")  # merged intervals started by t
+    last = np.clip(k - 1, 0, None)
+    partial = np.where(k > 0, np.clip(edges - gs[last], 0, ge[last] - gs[last]), 0.0)
+    return full[last] * (k > 0) + partial
+
+
+def activity(out, by_label, colour, title):
+    """activity.png: a whole run at a glance, however long or large, from
+    transfers.csv: transfers finished per second, and the share of each
+    time bin in which a node had a transfer of its own in flight (median
+    over nodes, with the band from the 10th to the 90th percentile)."""
+    fig, (rate_ax, util_ax) = plt.subplots(2, 1, figsize=(9.5, 6.5), sharex=True)
+    facts = {}
+    for l, runs in by_label.items():
+        run = runs[0]
+        end = number(run["summary"].get("virtual_s")) or 0.0
+        rows = run["transfers"]
+        if not rows or not end or not math.isfinite(end):
+            continue
+        edges = np.linspace(0.0, end, ACTIVITY_BINS + 1)
+        width = edges[1] - edges[0]
+        finish = np.array([number(t["finish_s"]) for t in rows if t["finish_s"]])
+        counts, _ = np.histogram(finish, bins=edges)
+        centres = (edges[:-1] + edges[1:]) / 2
+        rate_ax.plot(centres, counts / width, color=colour[l], lw=1, label=l)
+        by_node = {}
+        for t in rows:
+            by_node.setdefault(t["src"], []).append((number(t["start_s"]),
+                                                     number(t["finish_s"]) if t["finish_s"] else end))
+        shares, sending = [], {}
+        for node, spans in sorted(by_node.items(), key=lambda kv: natural(kv[0])):
+            a = np.array(spans)
+            busy = busy_until(a[:, 0], np.minimum(a[:, 1], end), edges)
+            shares.append(np.diff(busy) / width)
+            sending[node] = float(busy[-1])
+        nodes = int(run["summary"].get("nodes", len(by_node)) or len(by_node))
+        shares += [np.zeros(ACTIVITY_BINS)] * max(0, nodes - len(shares))  # nodes that never sent
+        shares = np.clip(np.array(shares), 0.0, 1.0)
+        lo, mid, hi = np.percentile(shares, [10, 50, 90], axis=0)
+        util_ax.fill_between(centres, lo, hi, color=colour[l], alpha=0.2, lw=0)
+        util_ax.plot(centres, mid, color=colour[l], lw=1, label=l)
+        facts[l] = {"transfers_finished": int(counts.sum()), "bin_s": float(width), "nodes": len(shares),
+                    "sending_s": sending if len(sending) <= 64 else {},
+                    "sending_share_median": float(np.mean(mid)), "sending_share_min": float(lo.min()),
+                    "sending_share_max": float(hi.max())}
+    if not facts:
+        plt.close(fig)
+        return
+    rate_ax.set_ylabel("transfers finished per s")
+    rate_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    rate_ax.set_title(f"{title}: the whole run ({ACTIVITY_BINS} bins)", fontsize=10)
+    util_ax.set_ylabel("share of time sending\n(median node; band 10-90%)")
+    util_ax.set_ylim(0, 1.02)
+    util_ax.set_xlabel("virtual time (s)")
+    for ax in (rate_ax, util_ax):
+        ax.grid(alpha=0.3)
+        ax.set_xlim(0, max(number(r[0]["summary"].get("virtual_s")) or 0 for r in by_label.values()))
+    fig.tight_layout()
+    save(fig, os.path.join(out, "activity.png"))
+    note("activity.png", methods=sorted(facts), per_method=facts, **axis_facts(util_ax))
     plt.close(fig)
 
 

@@ -127,6 +127,16 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
   const std::string negative = run("plot " + f.path.string() + " --window -1,2", 2);
   EXPECT_NE(negative.find("--window: expected 0 <= START < END, got '-1,2'"), std::string::npos) << negative;
   EXPECT_EQ(std::count(negative.begin(), negative.end(), '\n'), 1) << negative;
+
+  // A geo run, timeline only: its regions' communication is drawn, their
+  // consensus (never evaluated) is not drawn as empty axes.
+  Folder geo("geo");
+  run("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/quickstart.json --kernels none --quiet --methods gossip "
+      "--set /stop/virtual_s=5 --out " + geo.path.string());
+  run("plot " + geo.path.string());
+  EXPECT_TRUE(fs::exists(geo.path / "comm_regions.png"));
+  EXPECT_FALSE(fs::exists(geo.path / "consensus_regions.png"));
+  EXPECT_FALSE(read_json(geo.path / "figures.json").contains("consensus_regions.png"));
 }
 
 // Runs are pooled as seeds only when their scenarios differ in /seed alone
@@ -161,6 +171,39 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   EXPECT_LE(pooled["accuracy.png"]["band_max"].get<double>(), 1.0);
   EXPECT_GE(pooled["loss.png"]["band_min"].get<double>(), 0.0);
   EXPECT_GE(pooled["consensus.png"]["band_min"].get<double>(), 0.0);
+}
+
+// The whole run at a glance (#22, 1: aggregated views), from transfers.csv
+// alone: a hand-written one, whose transfers of n0 overlap (0-1 s and
+// 0.5-2 s: 2 s of sending, not 2.5) and whose last is unfinished (it sends
+// until the run's end).
+TEST(Plot, ActivityCountsTransfersAndEachNodesSendingTimeOverTheWholeRun) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  Folder f("activity");
+  run("run " + kTeaching + " --kernels none --quiet --methods gossip,allreduce --out " + f.path.string());
+  const double end = read_json(f.path / "summary.json")["methods"][0]["virtual_s"];
+  // allreduce as written by the run: every finished row counted.
+  int finished = 0;
+  for (const auto& r : read_csv(f.path / "allreduce" / "transfers.csv")) finished += r.at("finish_s").empty() ? 0 : 1;
+  std::ofstream(f.path / "gossip" / "transfers.csv")
+      << "method,src,dst,bytes,snapshot_s,start_s,finish_s,merge_s,staleness_s,staleness_iterations\n"
+         "gossip,n0,n1,10,0,0,1,1,1,0\n"
+         "gossip,n0,n2,10,0.5,0.5,2,2,1.5,0\n"
+         "gossip,n1,n0,10,3,3,4,4,1,0\n"
+         "gossip,n2,n0,10,5,5,,,,\n";
+  run("plot " + f.path.string());
+  const nlohmann::json facts = read_json(f.path / "figures.json")["activity.png"];
+  EXPECT_EQ(facts["methods"], nlohmann::json::array({"allreduce", "gossip"}));
+  const nlohmann::json g = facts["per_method"]["gossip"];
+  EXPECT_EQ(g["transfers_finished"], 3);
+  EXPECT_EQ(g["nodes"], 4);  // n3 never sent: a node at 0 in the band
+  EXPECT_NEAR(g["sending_s"]["n0"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(g["sending_s"]["n1"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(g["sending_s"]["n2"].get<double>(), end - 5, 1e-9);
+  EXPECT_EQ(facts["per_method"]["allreduce"]["transfers_finished"], finished);
+  EXPECT_GE(facts["per_method"]["allreduce"]["sending_share_min"].get<double>(), 0.0);
+  EXPECT_LE(facts["per_method"]["allreduce"]["sending_share_max"].get<double>(), 1.0);
+  EXPECT_EQ(facts["xlim"], nlohmann::json::array({0.0, end}));
 }
 
 // The profile panel of a timeline starts at the value a link held before
