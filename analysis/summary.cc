@@ -132,6 +132,14 @@ nlohmann::json wan_counts(const MethodRun& run) {
 
 }  // namespace
 
+namespace {
+nlohmann::json traits_json(const MethodTraits& t) {
+  nlohmann::json j = {{"trains_alone", t.trains_alone}, {"reference", t.reference}, {"merge", t.merge}};
+  if (!t.ready.empty()) j["ready"] = t.ready;  // which reading of the send rule its results assume
+  return j;
+}
+}  // namespace
+
 nlohmann::json method_summary(const MethodRun& run) {
   const auto& rows = run.recorder.metrics;
   const MetricRow& last = rows.back();
@@ -143,7 +151,7 @@ nlohmann::json method_summary(const MethodRun& run) {
   nlohmann::json s = {
       {"method", run.method.name},
       {"label", run.method.label},
-      {"traits", {{"trains_alone", traits.trains_alone}, {"reference", traits.reference}, {"merge", traits.merge}}},
+      {"traits", traits_json(traits)},
       {"nodes", t.nodes},
       {"model_bytes", t.model_bytes},
       {"stop_reason", name_of(run.stop, stop_reason_names())},

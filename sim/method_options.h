@@ -15,6 +15,13 @@ struct MethodType;
 // "average" and "gosgd".
 enum class MergeRule { kAverage, kSumWeights };
 
+// When gossip-overlap and gossip-scheduled may start a send (DESIGN.md's
+// "whenever the node has no outgoing transfer in flight", read two ways):
+// kIterationEnd only when an iteration ends (the default); kLinkFree also
+// the moment its own transfer ends, with the model as of its last finished
+// iteration. JSON "ready": "iteration-end" | "link-free".
+enum class Ready { kIterationEnd, kLinkFree };
+
 // gossip-scheduled's knobs (docs/methods.md).
 enum class Selection { kMinFinish, kRandomEnabled, kWeighted };  // "min-finish" | "random-enabled" | "weighted"
 enum class Info { kOracle, kGossiped };                           // "oracle" | "gossiped"
@@ -30,6 +37,7 @@ struct MethodOptions {
   // default, or "gosgd"); methods with a rule of their own have it set here
   // by their row and refuse the option.
   MergeRule merge = MergeRule::kAverage;
+  Ready ready = Ready::kIterationEnd;  // gossip-overlap and gossip-scheduled
   double push_probability = 0.1;  // gosgd only: chance of a push after each iteration, (0, 1]
   int tau = 1;                    // osgp only: delay bound in rounds, [1, 1000]
   // gossip-scheduled only:

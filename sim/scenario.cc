@@ -152,6 +152,7 @@ MethodOptions parse_method(const JsonReader& r) {
     r.require(steps >= 1 && steps <= 1000000, "local_steps", "an integer in [1, 1000000]");
     m.local_steps = static_cast<int>(steps);
     if (m.type->merge == MethodType::Merge::kOption) m.merge = r.choice("merge", merge_rule_names());
+    if (m.type->send_rule) m.ready = r.choice("ready", ready_names());
     if (m.type->read_options) m.type->read_options(r, m);
     r.done();
   }

@@ -24,6 +24,8 @@ namespace gossipsim::test {
 inline const std::vector<std::string>& every_method_entry() {
   static const std::vector<std::string> entries = {
       R"("gossip")", R"("gossip-overlap")", R"("gossip-scheduled")",
+      R"({"name":"gossip-overlap","ready":"link-free","label":"olf"})",
+      R"({"name":"gossip-scheduled","ready":"link-free","label":"slf"})",
       R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
       R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
       R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",

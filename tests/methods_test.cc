@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/summary.h"
 #include "analysis/writers.h"
@@ -386,6 +387,95 @@ TEST(GossipOverlap, SendersDoShareReceivers) {
     for (size_t k = 1; k < spans.size(); ++k) overlaps += spans[k].first < spans[k - 1].second;
   }
   EXPECT_GT(overlaps, 0);
+}
+
+// The send rule, read two ways (docs/methods.md, "ready"). Starts of the
+// transfers of a run, in order, as (src, dst, start in ms).
+std::vector<std::tuple<NodeId, NodeId, int64_t>> starts(const MethodRun& r) {
+  std::vector<std::tuple<NodeId, NodeId, int64_t>> out;
+  for (const auto& t : r.recorder.transfers) out.emplace_back(t.src, t.dst, t.start.ns() / 1'000'000);
+  return out;
+}
+
+MethodRun hand_run(const nlohmann::json& j) {
+  Scenario sc = test::scenario_from(j);
+  NullLearner learner(sc.topology.node_count(), bytes(1'000'000));
+  return run_method(sc, sc.methods[0], learner, RunOptions{});
+}
+
+TEST(GossipOverlap, LinkFreeSendsTheMomentItsTransferEnds) {
+  // Two nodes, 100 ms iterations, a 1 MB model takes 1.01 s each way.
+  // iteration-end: sent at 0.1 s, it ends at 1.11 s; the next send waits
+  // for the iteration that ends at 1.2 s: 0.1, 1.2, 2.3, 3.4 s.
+  // link-free: the next send starts at 1.11 s itself: 0.1, 1.11, 2.12, 3.13 s,
+  // each with the model of the last finished iteration (snapshot = start).
+  for (const auto& [ready, times] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"iteration-end", {100, 1200, 2300, 3400}}, {"link-free", {100, 1110, 2120, 3130}}}) {
+    MethodRun r = hand_run(test::hand_scenario("complete", 2, {{"name", "gossip-overlap"}, {"ready", ready}}, 3.5));
+    std::vector<std::tuple<NodeId, NodeId, int64_t>> expected;
+    for (int64_t t : times) expected.insert(expected.end(), {{0, 1, t}, {1, 0, t}});
+    EXPECT_EQ(starts(r), expected) << ready;
+    for (const auto& t : r.recorder.transfers) EXPECT_EQ(t.snapshot, t.start) << ready;
+    EXPECT_EQ(method_summary(r)["traits"]["ready"], ready);
+  }
+  // The default is iteration-end, and the summary says so.
+  EXPECT_EQ(method_summary(hand_run(test::hand_scenario("complete", 2, "gossip-overlap", 1)))["traits"]["ready"],
+            "iteration-end");
+}
+
+TEST(GossipScheduled, LinkFreePlansTheMomentItsTransferEnds) {
+  // A line n0 - n1 - n2: 1 MB takes 1.01 s on n0-n1 (10 ms) and 1.02 s on
+  // n1-n2 (20 ms). At 0.1 s the three plan in order: n0 -> n1 (0.1-1.11);
+  // n1 -> n0 (finish 1.11 beats 1.12 to n2); n2 -> n1 whose receiving side
+  // is booked until 1.11 (1.11-2.13).
+  // link-free, at 1.11: n0 plans at once, n1's receiving side is booked
+  // until 2.13 (n0 -> n1 at 2.13); n1 plans at once, to n0 (1.11-2.12, which
+  // beats 2.13 to n2), and again at 2.12, to n0 (3.13 beats 3.14).
+  // iteration-end: both plan at the iteration's end, 1.2: n0 -> n1 at 2.13;
+  // n1 -> n0 at 1.2 (2.21), then at the iteration end after it, 2.3.
+  const fs::path line = fs::temp_directory_path() / ("gossipsim-line3-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(line) << R"({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+    "links": [{"a": "a", "b": "b", "bandwidth_mbps": 8, "latency_ms": 10},
+              {"a": "b", "b": "c", "bandwidth_mbps": 8, "latency_ms": 20}]})";
+  const std::vector<std::tuple<NodeId, NodeId, int64_t>> link_free = {
+      {0, 1, 100}, {1, 0, 100}, {2, 1, 1110}, {1, 0, 1110}, {1, 0, 2120}, {0, 1, 2130}};
+  const std::vector<std::tuple<NodeId, NodeId, int64_t>> iteration_end = {
+      {0, 1, 100}, {1, 0, 100}, {2, 1, 1110}, {1, 0, 1200}, {0, 1, 2130}, {1, 0, 2300}};
+  for (const auto& [ready, expected] :
+       std::vector<std::pair<std::string, std::vector<std::tuple<NodeId, NodeId, int64_t>>>>{
+           {"link-free", link_free}, {"iteration-end", iteration_end}}) {
+    nlohmann::json j = test::hand_scenario("complete", 3, {{"name", "gossip-scheduled"}, {"ready", ready}}, 2.5);
+    j["topology"] = {{"generator", "file"}, {"path", line.string()}};
+    MethodRun r = hand_run(j);
+    EXPECT_EQ(starts(r), expected) << ready;
+    for (const auto& t : r.recorder.transfers)
+      if (t.finished) EXPECT_EQ((t.finish - t.start).ns() / 1'000'000, t.src + t.dst == 3 ? 1020 : 1010);
+  }
+  fs::remove(line);
+}
+
+TEST(SendRule, OnlyTheOverlappingGossipsTakeReady) {
+  nlohmann::json j = test::hand_scenario("complete", 2, {{"name", "gossip"}, {"ready", "link-free"}}, 1);
+  EXPECT_THROW(
+      {
+        try {
+          test::scenario_from(j);
+        } catch (const InputError& e) {
+          EXPECT_NE(std::string(e.what()).find("/methods/0/ready: unknown key"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      InputError);
+  j["methods"][0] = {{"name", "gossip-overlap"}, {"ready", "asap"}};
+  try {
+    test::scenario_from(j);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/methods/0/ready: expected one of iteration-end, link-free"), std::string::npos)
+        << e.what();
+  }
+  j["methods"][0] = {{"name", "gossip-scheduled"}, {"ready", 1}};
+  EXPECT_THROW(test::scenario_from(j), InputError);
 }
 
 TEST(AllReduce, StepTimeMatchesItsClosedFormOnAHomogeneousRing) {

@@ -7,7 +7,9 @@
 //   - est(i, j), the time a model takes from i to j: seeded from the route's
 //     nominal latency and capacity, then an EWMA of observed transfers.
 // When node i is ready (local_steps iterations since its last send and
-// nothing of its own in flight or planned) it computes, for each neighbour
+// nothing of its own in flight or planned; checked when an iteration ends,
+// and with ready: link-free also the moment its own transfer ends or its
+// plan is dropped) it computes, for each neighbour
 // j, f_j = max(now, send_free(i), recv_free(j)) + est(i, j), picks j by the
 // selection policy, and reserves i's sending side and j's receiving side
 // until f_j. If the pair is free only later, i keeps computing and takes its
@@ -138,9 +140,13 @@ class GossipScheduled : public NodeLoops {
 
   void compute(NodeId i) {
     c_.iterate(i, [this, i] {
-      if (!nodes_[i].plan && c_.iterations(i) - nodes_[i].last_send >= opt_.local_steps) plan(i);
+      if (ready(i)) plan(i);
       compute(i);
     });
+  }
+
+  bool ready(NodeId i) const {
+    return c_.up(i) && !nodes_[i].plan && c_.iterations(i) - nodes_[i].last_send >= opt_.local_steps;
   }
 
   // Which sides an exchange between i and j occupies.
@@ -217,12 +223,18 @@ class GossipScheduled : public NodeLoops {
   // own, may plan again.
   void settle(NodeId i, const Plan& plan) {
     for (auto [k, s] : plan.sides) board_.release(k == i ? i : plan.peer, k, s, plan.finish);
-    if (current(i, plan)) nodes_[i].plan.reset();
+    if (!current(i, plan)) return;
+    nodes_[i].plan.reset();
+    // link-free: planned again at once, with the model of its last finished iteration.
+    if (opt_.ready == Ready::kLinkFree && ready(i)) plan_after_settling_.push_back(i);
   }
 
   void begin(NodeId i, const Plan& plan) {
     const NodeId j = plan.peer;
-    if (!current(i, plan) || !c_.up(i) || !c_.up(j)) return settle(i, plan);
+    if (!current(i, plan) || !c_.up(i) || !c_.up(j)) {
+      settle(i, plan);
+      return plan_settled();
+    }
     if (NodeId busy = busy_node(i, j); busy >= 0) {
       nodes_[busy].waiting.push_back([this, i, plan] { begin(i, plan); });
       return;
@@ -238,9 +250,20 @@ class GossipScheduled : public NodeLoops {
       settle(i, plan);
       wake(i);
       wake(plan.peer);
+      plan_settled();
     };
     c_.send(i, j, Cluster::Ends{{}, {}, {}, done});
     if (push_pull_) c_.send(j, i, Cluster::Ends{{}, {}, {}, done});
+  }
+
+  // Plans of the nodes that settle() found ready (link-free), made once the
+  // transfers waiting for the freed sides have started, as an iteration's
+  // end would see them.
+  void plan_settled() {
+    std::vector<NodeId> todo;
+    todo.swap(plan_after_settling_);
+    for (NodeId i : todo)
+      if (ready(i)) plan(i);
   }
 
   void wake(NodeId k) {
@@ -254,6 +277,7 @@ class GossipScheduled : public NodeLoops {
   bool node_mode_, push_pull_;
   std::vector<Node> nodes_;
   uint64_t next_plan_ = 0;
+  std::vector<NodeId> plan_after_settling_;
 };
 
 }  // namespace
@@ -263,6 +287,7 @@ MethodType gossip_scheduled_type() {
   t.name = "gossip-scheduled";
   t.summary = "the paper's method: overlap plus a schedule from shared free times and estimated transfer times";
   t.reference = true;
+  t.send_rule = true;
   t.read_options = [](const JsonReader& r, MethodOptions& m) {
     m.selection = r.choice("selection", EnumNames<Selection>{{"min-finish", Selection::kMinFinish},
                                                              {"random-enabled", Selection::kRandomEnabled},

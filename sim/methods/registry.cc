@@ -68,11 +68,17 @@ const EnumNames<MergeRule>& merge_rule_names() {
   return names;
 }
 
+const EnumNames<Ready>& ready_names() {
+  static const EnumNames<Ready> names{{"iteration-end", Ready::kIterationEnd}, {"link-free", Ready::kLinkFree}};
+  return names;
+}
+
 MethodTraits traits_of(const MethodOptions& m) {
   MethodTraits t;
   t.trains_alone = m.type->trains_alone;
   t.reference = m.type->reference;
   t.merge = m.type->merge == MethodType::Merge::kOwn ? "own" : name_of(m.merge, merge_rule_names());
+  if (m.type->send_rule) t.ready = name_of(m.ready, ready_names());
   return t;
 }
 

@@ -48,6 +48,8 @@ struct MethodType {
   // The method the tool exists to study: tables report its speed-up over
   // every other method of a result.
   bool reference = false;
+  // It takes "ready" (MethodOptions::ready): when a node may start a send.
+  bool send_rule = false;
   // Reads the method's own options from its /methods entry (an object);
   // name, label, local_steps and merge are read before. May be empty.
   std::function<void(const JsonReader&, MethodOptions&)> read_options;
@@ -65,11 +67,14 @@ void register_method(MethodType type);
 
 // The names of MergeRule in JSON ("average", "gosgd") and in summaries.
 const EnumNames<MergeRule>& merge_rule_names();
+// The names of Ready ("iteration-end", "link-free").
+const EnumNames<Ready>& ready_names();
 
 // A method's traits as summary.json writes them ("traits").
 struct MethodTraits {
   bool trains_alone = false, reference = false;
   std::string merge;  // "average", "gosgd" or "own"
+  std::string ready;  // the send rule of a method that has one ("iteration-end", "link-free"); else empty
 };
 MethodTraits traits_of(const MethodOptions& m);
 
