@@ -47,6 +47,7 @@ import argparse
 import csv
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -110,6 +111,24 @@ def number(x):
     return float(x) if x not in ("", None) else math.nan
 
 
+NUMERIC_TRANSFER_COLUMNS = ("start_s", "finish_s", "staleness_s")
+
+
+def read_transfers(path):
+    """transfers.csv as columns (a million rows in a few seconds): the
+    senders as a list of names, the times as float arrays (NaN where empty)."""
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        wanted = ("src",) + NUMERIC_TRANSFER_COLUMNS
+        rows = list(map(operator.itemgetter(*(header.index(c) for c in wanted)), reader))
+    columns = list(zip(*rows)) if rows else [()] * len(wanted)
+    out = {"rows": len(rows), "src": list(columns[0])}
+    for name, column in zip(NUMERIC_TRANSFER_COLUMNS, columns[1:]):
+        out[name] = np.array([float(x) if x else math.nan for x in column], dtype=float)
+    return out
+
+
 def load_run(folder):
     with open(os.path.join(folder, "summary.json")) as f:
         summary = json.load(f)
@@ -121,7 +140,7 @@ def load_run(folder):
             "folder": os.path.abspath(folder),
             "summary": m,
             "metrics": read_csv(os.path.join(d, "metrics.csv")),
-            "transfers": read_csv(os.path.join(d, "transfers.csv")),
+            "transfers": read_transfers(os.path.join(d, "transfers.csv")),
             "trace": os.path.join(d, "trace.json") if os.path.exists(os.path.join(d, "trace.json")) else None,
             "events": read_csv(os.path.join(d, "events.csv")) if os.path.exists(os.path.join(d, "events.csv")) else [],
             "matrix": optional_csv(os.path.join(d, "comm_matrix.csv")),
@@ -457,19 +476,79 @@ def down_periods(changes, end):
     return periods
 
 
-def timeline(out, label, trace_path, window, changes=(), start_values=()):
+TRACE_FIELD = re.compile(r'"(ph|pid|ts|id)":"?([^",}]*)')
+
+
+def trace_window(path, start_us, end_us, max_nodes):
+    """The events of trace.json that a timeline of [start_us, end_us] and of
+    its first max_nodes nodes draws, and every node. gossipsim writes one
+    event per line, so a line is looked at before it is parsed: a long
+    run's trace is read in seconds. Another trace is parsed whole."""
+    with open(path) as f:
+        first = f.readline()
+        if not first.startswith('{"displayTimeUnit"'):
+            f.seek(0)
+            lines = [json.dumps(e) for e in json.load(f)["traceEvents"]]
+        else:
+            lines = f
+        nodes, keep, events, sent = [], None, [], set()
+        for line in lines:
+            ph = line[7:8] if line.startswith('{"ph":"') else None
+            if ph in ("X", "i") and keep is not None:
+                # The two most frequent kinds, looked at without a regex.
+                p = line.find('"pid":')
+                if p < 0 or int(line[p + 6:line.index(",", p)]) not in keep:
+                    continue
+                t = line.find('"ts":')
+                if t < 0 or float(line[t + 5:line.index(",", t) if ph == "X" else line.index("}", t)]) > end_us:
+                    continue
+            fields = dict(TRACE_FIELD.findall(line))
+            ph = fields.get("ph")
+            if ph is None or "pid" not in fields:
+                continue
+            pid = int(fields["pid"])
+            if ph == "M":
+                if not nodes or nodes[-1] != pid:
+                    nodes.append(pid)
+                continue
+            if keep is None:
+                keep = set(nodes[:max_nodes])
+            if pid not in keep:
+                continue
+            ts = float(fields["ts"])
+            if ph == "f":
+                if fields.get("id") in sent:
+                    events.append(json.loads(line.rstrip().rstrip(",")))
+                continue
+            if ts > end_us:
+                continue
+            e = json.loads(line.rstrip().rstrip(","))
+            if ph == "X" and ts + e["dur"] < start_us:
+                continue
+            if ph == "s":
+                sent.add(fields.get("id"))
+            events.append(e)
+    return nodes, events
+
+
+def timeline(out, label, trace_path, window, changes=(), start_values=(), run_end=None):
     """timeline-<label>.png: per node, its iterations, sends, transfers and
     merges within a window (the first DEFAULT_WINDOW_S s by default), drawn
     as a few collections so that a dense run takes seconds."""
     from matplotlib.collections import LineCollection
 
-    with open(trace_path) as f:
-        events = json.load(f)["traceEvents"]
+    if not run_end or not math.isfinite(run_end):
+        with open(trace_path) as f:
+            spans = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+        run_end = max((e["ts"] + e["dur"] for e in spans), default=0) / 1e6
+    start, end = window if window else (0.0, min(run_end, DEFAULT_WINDOW_S))
+    all_nodes, events = trace_window(trace_path, start * 1e6, end * 1e6, MAX_TIMELINE_NODES)
     spans = [e for e in events if e["ph"] == "X"]
-    nodes = sorted({e["pid"] for e in events if e["ph"] != "M"} | {e["pid"] for e in spans})
+    nodes = sorted(set(all_nodes) | {e["pid"] for e in events})
     if not spans:
+        print(f"plot: timeline-{label}.png not drawn: no iteration within {start:g}-{end:g} s "
+              f"(the run ends at {run_end:.4g} s)", file=sys.stderr)
         return
-    run_end = max(e["ts"] + e["dur"] for e in spans) / 1e6
     if len(nodes) > MAX_TIMELINE_NODES:
         # A track per node stops being readable (and the figure drawable) long
         # before a thousand nodes: the first ones, said so.
@@ -477,11 +556,8 @@ def timeline(out, label, trace_path, window, changes=(), start_values=()):
               file=sys.stderr)
         nodes = nodes[:MAX_TIMELINE_NODES]
         keep = set(nodes)
-        events = [e for e in events if e.get("pid") in keep]
-        spans = [e for e in spans if e["pid"] in keep]
         changes = [c for c in changes if not c["target"].startswith("n") or not c["target"][1:].split("->")[0].isdigit()
                    or int(c["target"][1:].split("->")[0]) in keep]
-    start, end = window if window else (0.0, min(run_end, DEFAULT_WINDOW_S))
     if not window and run_end > DEFAULT_WINDOW_S:
         print(f"plot: timeline-{label}.png shows the first {DEFAULT_WINDOW_S:g} s of {run_end:.0f} "
               "(--window START,END for another span)", file=sys.stderr)
@@ -713,7 +789,8 @@ def main(argv):
         write_tables(out, [("", {}, outcomes_of_runs(by_label, targets))], targets)
     for l, runs in by_label.items():
         if runs[0]["trace"]:
-            timeline(out, l, runs[0]["trace"], window, runs[0]["events"], runs[0]["summary"].get("profile_start", []))
+            timeline(out, l, runs[0]["trace"], window, runs[0]["events"], runs[0]["summary"].get("profile_start", []),
+                     number(runs[0]["summary"].get("virtual_s")))
     with open(os.path.join(out, "figures.json"), "w") as f:
         json.dump(FACTS, f, indent=1)
     print(out)
@@ -820,8 +897,9 @@ def staleness(out, by_label, colour, title):
     fig, ax = plt.subplots(figsize=(9.5, 4.5))
     drawn = False
     for l, runs in by_label.items():
-        s = [number(t["staleness_s"]) for r in runs for t in r["transfers"] if t["staleness_s"]]
-        if s:
+        s = np.concatenate([r["transfers"]["staleness_s"] for r in runs])
+        s = s[~np.isnan(s)]
+        if len(s):
             ax.hist(s, bins=40, histtype="step", label=f"{l} (median {np.median(s):.2f} s)", color=colour[l])
             drawn = True
     ax.set_xlabel("staleness: virtual seconds from snapshot to merge")
@@ -868,23 +946,23 @@ def activity(out, by_label, colour, title):
     for l, runs in by_label.items():
         run = runs[0]
         end = number(run["summary"].get("virtual_s")) or 0.0
-        rows = run["transfers"]
-        if not rows or not end or not math.isfinite(end):
+        t = run["transfers"]
+        if not t["rows"] or not end or not math.isfinite(end):
             continue
         edges = np.linspace(0.0, end, ACTIVITY_BINS + 1)
         width = edges[1] - edges[0]
-        finish = np.array([number(t["finish_s"]) for t in rows if t["finish_s"]])
-        counts, _ = np.histogram(finish, bins=edges)
+        finish = t["finish_s"]
+        counts, _ = np.histogram(finish[~np.isnan(finish)], bins=edges)
         centres = (edges[:-1] + edges[1:]) / 2
         rate_ax.plot(centres, counts / width, color=colour[l], lw=1, label=l)
-        by_node = {}
-        for t in rows:
-            by_node.setdefault(t["src"], []).append((number(t["start_s"]),
-                                                     number(t["finish_s"]) if t["finish_s"] else end))
+        ends = np.minimum(np.where(np.isnan(finish), end, finish), end)  # unfinished: in flight to the end
+        names, node_of = np.unique(np.array(t["src"], dtype=object), return_inverse=True)
+        order = np.argsort(node_of, kind="stable")
+        bounds = np.searchsorted(node_of[order], np.arange(len(names) + 1))
+        by_node = {names[k]: order[bounds[k]:bounds[k + 1]] for k in range(len(names))}
         shares, sending = [], {}
-        for node, spans in sorted(by_node.items(), key=lambda kv: natural(kv[0])):
-            a = np.array(spans)
-            busy = busy_until(a[:, 0], np.minimum(a[:, 1], end), edges)
+        for node, idx in sorted(by_node.items(), key=lambda kv: natural(kv[0])):
+            busy = busy_until(t["start_s"][idx], ends[idx], edges)
             shares.append(np.diff(busy) / width)
             sending[node] = float(busy[-1])
         nodes = int(run["summary"].get("nodes", len(by_node)) or len(by_node))
@@ -900,7 +978,7 @@ def activity(out, by_label, colour, title):
     if not facts:
         plt.close(fig)
         return
-    rate_ax.set_ylabel("transfers finished per s")
+    rate_ax.set_ylabel("transfers finished per s\n(allreduce: ring chunks)")
     rate_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     rate_ax.set_title(f"{title}: the whole run ({ACTIVITY_BINS} bins)", fontsize=10)
     util_ax.set_ylabel("share of time sending\n(median node; band 10-90%)")
