@@ -22,6 +22,15 @@ enum class MergeRule { kAverage, kSumWeights };
 // iteration. JSON "ready": "iteration-end" | "link-free".
 enum class Ready { kIterationEnd, kLinkFree };
 
+// GoSGD's sends (docs/methods.md, "gosgd"): kOne, at most one push in
+// flight, a push drawn meanwhile waits in a queue of one, where a newer one
+// replaces it, and leaves with the newest model when the uplink frees (the
+// default); kBlocking, the sender waits for its push before computing on, as
+// Theano-MPI's GOSGD_Exchanger does; kUnbounded, every push leaves at once
+// and they share the uplink (gossipsim's reading before 0.2). JSON "queue":
+// "one" | "blocking" | "unbounded".
+enum class PushQueue { kOne, kBlocking, kUnbounded };
+
 // gossip-scheduled's knobs (docs/methods.md).
 enum class Selection { kMinFinish, kRandomEnabled, kWeighted };  // "min-finish" | "random-enabled" | "weighted"
 enum class Info { kOracle, kGossiped };                           // "oracle" | "gossiped"
@@ -39,6 +48,7 @@ struct MethodOptions {
   MergeRule merge = MergeRule::kAverage;
   Ready ready = Ready::kIterationEnd;  // gossip-overlap and gossip-scheduled
   double push_probability = 0.1;  // gosgd only: chance of a push after each iteration, (0, 1]
+  PushQueue queue = PushQueue::kOne;  // gosgd only
   int tau = 1;                    // osgp only: delay bound in rounds, [1, 1000]
   // gossip-scheduled only:
   Selection selection = Selection::kMinFinish;

@@ -31,6 +31,7 @@ inline const std::vector<std::string>& every_method_entry() {
       R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
       R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
       R"("gosgd")", R"({"name":"gosgd","push_probability":1,"label":"g1"})",
+      R"({"name":"gosgd","queue":"blocking","label":"gb"})", R"({"name":"gosgd","queue":"unbounded","label":"gu"})",
       R"("dpsgd")", R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
       R"("adpsgd")", R"({"name":"adpsgd","local_steps":2,"label":"a2"})",
       R"("sgp")", R"("osgp")", R"({"name":"osgp","tau":3,"local_steps":2,"label":"o3"})",

@@ -29,6 +29,20 @@ MethodRun run(const nlohmann::json& j, int64_t model_bytes = 400'000, bool trace
   return test::run_timeline(j, model_bytes, trace);
 }
 
+// The send rule, read two ways (docs/methods.md, "ready"). Starts of the
+// transfers of a run, in order, as (src, dst, start in ms).
+std::vector<std::tuple<NodeId, NodeId, int64_t>> starts(const MethodRun& r) {
+  std::vector<std::tuple<NodeId, NodeId, int64_t>> out;
+  for (const auto& t : r.recorder.transfers) out.emplace_back(t.src, t.dst, t.start.ns() / 1'000'000);
+  return out;
+}
+
+MethodRun hand_run(const nlohmann::json& j) {
+  Scenario sc = test::scenario_from(j);
+  NullLearner learner(sc.topology.node_count(), bytes(1'000'000));
+  return run_method(sc, sc.methods[0], learner, RunOptions{});
+}
+
 class EveryMethod : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryMethod, NoModelIsMergedBeforeItsTransferFinished) { test::expect_merges_after_arrival(run(wan(GetParam()))); }
@@ -336,11 +350,53 @@ TEST(GoSgd, PushesWithTheGivenProbability) {
   // the share of iterations that pushed is p within sampling error.
   for (double p : {0.1, 0.5}) {
     nlohmann::json j = wan(R"("gosgd")");
-    j["methods"][0] = {{"name", "gosgd"}, {"push_probability", p}};
+    j["methods"][0] = {{"name", "gosgd"}, {"push_probability", p}, {"queue", "unbounded"}};
     MethodRun r = run(j, 10'000, false);
     const double n = method_summary(r)["iterations"].get<double>(), pushes = method_summary(r)["transfers_started"].get<double>();
     ASSERT_GT(n, 2000);
     EXPECT_NEAR(pushes / n, p, 4 * std::sqrt(p * (1 - p) / n)) << p;
+  }
+}
+
+TEST(GoSgd, TheQueueBoundsPushesInFlightAsHandComputed) {
+  // Two nodes, p = 1 (a push drawn after every 100 ms iteration), a 1 MB
+  // model takes 1.01 s. one: the push at 0.1 s is in flight until 1.11 s;
+  // those drawn at 0.2 ... 1.1 s wait, each replacing the last, and one
+  // leaves at 1.11 s with the newest model: 0.1, 1.11, 2.12, 3.13 s.
+  // blocking: the node waits for its push, computes 1.11-1.21 s, pushes:
+  // 0.1, 1.21, 2.32, 3.43 s. unbounded: a push every iteration.
+  for (const auto& [queue, times] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"one", {100, 1110, 2120, 3130}}, {"blocking", {100, 1210, 2320, 3430}}}) {
+    MethodRun r =
+        hand_run(test::hand_scenario("complete", 2, {{"name", "gosgd"}, {"push_probability", 1}, {"queue", queue}}, 3.5));
+    std::vector<std::tuple<NodeId, NodeId, int64_t>> expected;
+    for (int64_t t : times) expected.insert(expected.end(), {{0, 1, t}, {1, 0, t}});
+    auto got = starts(r);  // the two nodes' pushes at one time come in either order
+    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<2>(a), std::get<0>(a)) < std::tie(std::get<2>(b), std::get<0>(b));
+    });
+    EXPECT_EQ(got, expected) << queue;
+    for (const auto& t : r.recorder.transfers) EXPECT_EQ(t.snapshot, t.start) << queue;  // the newest model
+  }
+  MethodRun r = hand_run(
+      test::hand_scenario("complete", 2, {{"name", "gosgd"}, {"push_probability", 1}, {"queue", "unbounded"}}, 1.05));
+  EXPECT_EQ(r.recorder.transfers.size(), 20u);  // 10 iterations each, a push after each
+}
+
+TEST(GoSgd, NoNodeHasTwoPushesInFlightUnlessUnbounded) {
+  for (const char* queue : {"one", "blocking", "unbounded"}) {
+    nlohmann::json j = wan(R"("gosgd")");
+    j["methods"][0] = {{"name", "gosgd"}, {"push_probability", 0.5}, {"queue", queue}};
+    MethodRun r = run(j, 400'000, false);
+    int overlaps = 0;
+    std::map<NodeId, std::vector<std::pair<Time, Time>>> out_of;
+    for (const auto& t : r.recorder.transfers) out_of[t.src].emplace_back(t.start, t.finished ? t.finish : Time::max());
+    for (auto& [node, spans] : out_of) {
+      std::sort(spans.begin(), spans.end());
+      for (size_t k = 1; k < spans.size(); ++k) overlaps += spans[k].first < spans[k - 1].second;
+    }
+    if (std::string(queue) == "unbounded") EXPECT_GT(overlaps, 10);
+    else EXPECT_EQ(overlaps, 0) << queue;
   }
 }
 
@@ -387,20 +443,6 @@ TEST(GossipOverlap, SendersDoShareReceivers) {
     for (size_t k = 1; k < spans.size(); ++k) overlaps += spans[k].first < spans[k - 1].second;
   }
   EXPECT_GT(overlaps, 0);
-}
-
-// The send rule, read two ways (docs/methods.md, "ready"). Starts of the
-// transfers of a run, in order, as (src, dst, start in ms).
-std::vector<std::tuple<NodeId, NodeId, int64_t>> starts(const MethodRun& r) {
-  std::vector<std::tuple<NodeId, NodeId, int64_t>> out;
-  for (const auto& t : r.recorder.transfers) out.emplace_back(t.src, t.dst, t.start.ns() / 1'000'000);
-  return out;
-}
-
-MethodRun hand_run(const nlohmann::json& j) {
-  Scenario sc = test::scenario_from(j);
-  NullLearner learner(sc.topology.node_count(), bytes(1'000'000));
-  return run_method(sc, sc.methods[0], learner, RunOptions{});
 }
 
 TEST(GossipOverlap, LinkFreeSendsTheMomentItsTransferEnds) {
