@@ -31,6 +31,14 @@ enum class Ready { kIterationEnd, kLinkFree };
 // "one" | "blocking" | "unbounded".
 enum class PushQueue { kOne, kBlocking, kUnbounded };
 
+// AD-PSGD's two colours (docs/methods.md, "adpsgd"): kMaxCut, breadth-first
+// then a local maximum cut (the default); kRegions, each region's nodes
+// alternate between the colours (in id order) before the same local
+// improvement, so that an active node has passive partners in its own
+// region and the colours do not fall on a cut between regions. JSON
+// "bipartition": "max-cut" | "regions".
+enum class Bipartition { kMaxCut, kRegions };
+
 // gossip-scheduled's knobs (docs/methods.md).
 enum class Selection { kMinFinish, kRandomEnabled, kWeighted };  // "min-finish" | "random-enabled" | "weighted"
 enum class Info { kOracle, kGossiped };                           // "oracle" | "gossiped"
@@ -49,6 +57,7 @@ struct MethodOptions {
   Ready ready = Ready::kIterationEnd;  // gossip-overlap and gossip-scheduled
   double push_probability = 0.1;  // gosgd only: chance of a push after each iteration, (0, 1]
   PushQueue queue = PushQueue::kOne;  // gosgd only
+  Bipartition bipartition = Bipartition::kMaxCut;  // adpsgd only
   int tau = 1;                    // osgp only: delay bound in rounds, [1, 1000]
   // gossip-scheduled only:
   Selection selection = Selection::kMinFinish;

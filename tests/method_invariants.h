@@ -34,6 +34,7 @@ inline const std::vector<std::string>& every_method_entry() {
       R"({"name":"gosgd","queue":"blocking","label":"gb"})", R"({"name":"gosgd","queue":"unbounded","label":"gu"})",
       R"("dpsgd")", R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
       R"("adpsgd")", R"({"name":"adpsgd","local_steps":2,"label":"a2"})",
+      R"({"name":"adpsgd","bipartition":"regions","label":"ar"})",
       R"("sgp")", R"("osgp")", R"({"name":"osgp","tau":3,"local_steps":2,"label":"o3"})",
       R"("allreduce")", R"("single")"};
   return entries;

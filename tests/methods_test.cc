@@ -1,5 +1,6 @@
 // Invariants every method must keep, checked over all of them on a
 // timeline-only learner (no training), plus closed forms and a golden run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -397,6 +398,50 @@ TEST(GoSgd, NoNodeHasTwoPushesInFlightUnlessUnbounded) {
     }
     if (std::string(queue) == "unbounded") EXPECT_GT(overlaps, 10);
     else EXPECT_EQ(overlaps, 0) << queue;
+  }
+}
+
+TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
+  // Two regions of 4 (n0-n3 in A, n4-n7 in B) behind two routers: every
+  // node is every node's peer. max-cut colours n0 alone, then the local
+  // improvement flips n1, n2, n3 (each had more peers of its own colour):
+  // the colours are the regions, and every averaging crosses the cut.
+  // regions alternates within each region: n0, n2, n4, n6 active, the odd
+  // ones passive; each node has 3 peers of its colour of 7, so nothing
+  // moves: every pair is even-odd, and some stay within a region.
+  const fs::path file = fs::temp_directory_path() / ("gossipsim-regions-" + std::to_string(::getpid()) + ".json");
+  nlohmann::json t = {{"nodes", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
+  for (int n = 0; n < 8; ++n) {
+    t["nodes"].push_back({{"name", fmt::format("n{}", n)}, {"region", n < 4 ? "A" : "B"}});
+    t["links"].push_back({{"a", fmt::format("n{}", n)}, {"b", n < 4 ? "rA" : "rB"}, {"bandwidth_mbps", 100}});
+  }
+  t["nodes"].push_back({{"name", "rA"}, {"router", true}});
+  t["nodes"].push_back({{"name", "rB"}, {"router", true}});
+  t["links"].push_back({{"a", "rA"}, {"b", "rB"}, {"bandwidth_mbps", 2}, {"latency_ms", 50}});
+  std::ofstream(file) << t.dump();
+  for (const char* how : {"max-cut", "regions"}) {
+    nlohmann::json j = wan(R"("adpsgd")");
+    j["topology"] = {{"generator", "file"}, {"path", file.string()}};
+    j["methods"][0] = {{"name", "adpsgd"}, {"bipartition", how}};
+    MethodRun r = run(j, 100'000, false);
+    int crossing = 0, within = 0;
+    for (const auto& t : r.recorder.transfers) {
+      ((t.src < 4) != (t.dst < 4) ? crossing : within) += 1;
+      if (std::string(how) == "regions") EXPECT_NE(t.src % 2, t.dst % 2) << t.src << " " << t.dst;
+    }
+    ASSERT_GT(crossing + within, 20) << how;
+    if (std::string(how) == "max-cut") EXPECT_EQ(within, 0);
+    else EXPECT_GT(within, 10);
+  }
+  fs::remove(file);
+  nlohmann::json j = wan(R"("adpsgd")");
+  j["methods"][0] = {{"name", "adpsgd"}, {"bipartition", "halves"}};
+  try {
+    test::scenario_from(j);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/methods/0/bipartition: expected one of max-cut, regions"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -4,7 +4,9 @@
 // atomic on both sides of the pair.
 //
 // Deadlock avoidance, the paper's bipartite rule: the peer graph is coloured
-// in two, breadth-first from the lowest node of each component, then
+// in two (bipartition: max-cut, the default) breadth-first from the lowest
+// node of each component, or (bipartition: regions) alternately within each
+// region in id order, then
 // improved by moving, in id order until none is left, any node with more
 // peers of its own colour than of the other (each move adds edges between
 // the colours: a local maximum cut; a complete graph splits in halves
@@ -29,6 +31,7 @@
 // (sim/cluster.h) and release the pair; a request whose sender has gone down
 // since (its request is no longer the one it waits for) is not served.
 #include <deque>
+#include <map>
 #include <queue>
 
 #include "sim/methods/method.h"
@@ -73,6 +76,12 @@ class AdPsgd : public NodeLoops {
 
   void colour() {
     std::vector<int> colour(c_.size(), -1);
+    if (c_.ctx().options.bipartition == Bipartition::kRegions) {
+      // Alternate within each region (nodes without one form one group).
+      const Topology& t = c_.ctx().scenario.topology;
+      std::map<std::string, int> next;
+      for (NodeId n = 0; n < c_.size(); ++n) colour[n] = next[t.graph[t.nodes[n]].region]++ % 2;
+    }
     for (NodeId root = 0; root < c_.size(); ++root) {
       if (colour[root] >= 0) continue;
       colour[root] = 0;
@@ -161,6 +170,10 @@ MethodType adpsgd_type() {
   t.name = "adpsgd";
   t.summary = "AD-PSGD (Lian et al. 2018): atomic pairwise averaging between active and passive nodes";
   t.merge = MethodType::Merge::kOwn;
+  t.read_options = [](const JsonReader& r, MethodOptions& m) {
+    m.bipartition = r.choice("bipartition", EnumNames<Bipartition>{{"max-cut", Bipartition::kMaxCut},
+                                                                   {"regions", Bipartition::kRegions}});
+  };
   t.make = [](Cluster& c) { return std::make_unique<AdPsgd>(c); };
   return t;
 }
