@@ -101,6 +101,9 @@ void Cluster::go_down(NodeId n, bool crash) {
   node.up = false;
   ++node.life;
   node.down_since = now();
+  // Before anything below can call back into a method (a cut transfer's
+  // sender hears of it at once): up_peer() must no longer offer this node.
+  membership_changed();
   abandon_iteration(n);
   const std::string name = fmt::format("n{}", n);
   ctx_.recorder.network_events.push_back({now(), crash ? "crash" : "leave", name, 0, ""});
@@ -116,7 +119,6 @@ void Cluster::go_down(NodeId n, bool crash) {
   else
     cut_where([n](const FlowRecord& f) { return f.dst == n; },
               [](const FlowRecord&) { return "receiver left"; });
-  membership_changed();
 }
 
 void Cluster::come_up(NodeId n, const std::string& model) {
