@@ -87,12 +87,15 @@ nlohmann::json starved_cuts(const Recorder& rec, int nodes, Time end, Time thres
 }
 
 // Per target, the first evaluation that reached it (null: never).
-nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::vector<double>& targets) {
+}  // namespace
+
+nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::vector<double>& targets,
+                                TargetMetric metric) {
   nlohmann::json out = nlohmann::json::object();
   for (double target : targets) {
     nlohmann::json hit;
     for (const auto& r : rows)
-      if (r.eval.accuracy >= target) {
+      if (target_value(r.eval, metric) >= target) {
         hit = {{"virtual_s", r.time.seconds()}, {"epochs", r.epochs}};
         break;
       }
@@ -100,6 +103,23 @@ nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::v
   }
   return out;
 }
+
+// The times to every target under every metric the evaluations have: the
+// average model always, the node mean and the worst node when every node
+// was evaluated, or the method trains alone (lone_model: its one model is
+// every node's).
+nlohmann::json time_to_accuracy_by(const std::vector<MetricRow>& rows, const std::vector<double>& targets,
+                                   bool lone_model) {
+  nlohmann::json out = {{"average", time_to_accuracy(rows, targets, TargetMetric::kAverage)}};
+  bool per_node = lone_model;
+  for (const auto& r : rows) per_node = per_node || r.eval.per_node;
+  if (per_node)
+    for (TargetMetric m : {TargetMetric::kNodeMean, TargetMetric::kNodeMin})
+      out[name_of(m, target_metric_names())] = time_to_accuracy(rows, targets, m);
+  return out;
+}
+
+namespace {
 
 nlohmann::json transfer_counts(const std::vector<TransferRow>& rows) {
   int64_t finished = 0, in_flight = 0, lost = 0;
@@ -161,7 +181,9 @@ nlohmann::json method_summary(const MethodRun& run) {
       {"final_accuracy", number_or_null(last.eval.accuracy)},
       {"final_loss", number_or_null(last.eval.loss)},
       {"best_accuracy", best >= 0 ? nlohmann::json(best) : nlohmann::json()},
-      {"time_to_accuracy", time_to_accuracy(rows, run.targets)},
+      {"target", name_of(run.target, target_metric_names())},
+      {"time_to_accuracy", time_to_accuracy(rows, run.targets, run.target)},
+      {"time_to_accuracy_by", time_to_accuracy_by(rows, run.targets, run.method.type->trains_alone)},
       {"bytes_sent", t.bytes_sent},
       {"transfers", t.transfers},
       {"merges", t.merges},

@@ -13,4 +13,12 @@ namespace gossipsim {
 
 nlohmann::json method_summary(const MethodRun& run);
 
+// Per target, the first evaluation whose `metric` accuracy reached it
+// ({"virtual_s", "epochs"}, or null); and the same under every metric the
+// rows have ({"average": ..., "node_mean": ..., "node_min": ...}).
+nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::vector<double>& targets,
+                                TargetMetric metric);
+nlohmann::json time_to_accuracy_by(const std::vector<MetricRow>& rows, const std::vector<double>& targets,
+                                   bool lone_model = false);
+
 }  // namespace gossipsim

@@ -36,6 +36,18 @@ struct Evaluation {
   // ||x_bar_g(i) - x_bar||^2, g(i) node i's group. NaN without groups.
   double consensus_within = NAN, consensus_between = NAN;
 };
+// Which model a target accuracy is measured on (/eval/target): the average
+// of the nodes' models (kAverage, the default), the mean over nodes of each
+// node's own model's accuracy (kNodeMean), or the worst node's (kNodeMin).
+enum class TargetMetric { kAverage, kNodeMean, kNodeMin };
+
+// The accuracy `metric` reads of `e`. Without per-node fields (a method that
+// trains alone: its one model is every node's) it is the model's accuracy.
+inline double target_value(const Evaluation& e, TargetMetric metric) {
+  if (metric == TargetMetric::kAverage || !e.per_node) return e.accuracy;
+  return metric == TargetMetric::kNodeMean ? e.node_accuracy_mean : e.node_accuracy_min;
+}
+
 // An evaluation that is ready later: the event loop asks for it and goes on.
 using PendingEvaluation = std::shared_future<Evaluation>;
 

@@ -57,6 +57,7 @@ class MethodRunner {
     run_.method = method;
     run_.recorder.trace_enabled = opts.trace;
     run_.targets = sc.eval.targets;
+    run_.target = sc.eval.target;
   }
 
   MethodRun run() {
@@ -119,7 +120,8 @@ class MethodRunner {
     evaluations_.ask(row, sc_.eval.per_node && !trains_alone());
   }
   void collected(const MetricRow& row) {
-    if (sc_.stop.target_accuracy > 0 && row.eval.accuracy >= sc_.stop.target_accuracy && !reached_target_) {
+    if (sc_.stop.target_accuracy > 0 && target_value(row.eval, sc_.eval.target) >= sc_.stop.target_accuracy &&
+        !reached_target_) {
       reached_target_ = true;
       sim_.stop();
     }
@@ -210,7 +212,8 @@ class MethodRunner {
     evaluations_.restore(c.evaluations);
     next_checkpoint_ = next_checkpoint_after(sim_.now());
     for (const auto& e : c.evaluations)
-      if (sc_.stop.target_accuracy > 0 && e.accuracy >= sc_.stop.target_accuracy) reached_target_ = true;
+      if (sc_.stop.target_accuracy > 0 && target_value(e, sc_.eval.target) >= sc_.stop.target_accuracy)
+        reached_target_ = true;
   }
 
   Time next_checkpoint_after(Time t) const {

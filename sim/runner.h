@@ -67,6 +67,7 @@ struct MethodRun {
   // cut may go without a crossing before it is reported (/eval/starved_s,
   // or a quarter of the run).
   std::vector<double> targets;
+  TargetMetric target = TargetMetric::kAverage;  // /eval/target
   Time starved_after;
 };
 

@@ -191,6 +191,9 @@ EvalOptions parse_eval(const JsonReader& r) {
       if (!(e.targets[i] > 0 && e.targets[i] <= 1)) r.at("targets").fail(std::to_string(i), "an accuracy in (0, 1]");
   }
   e.per_node = r.boolean("per_node", true);
+  e.target = r.choice("target", target_metric_names());
+  if (e.target != TargetMetric::kAverage && !e.per_node)
+    r.fail("target", "average when /eval/per_node is false (node_mean and node_min need every node's model evaluated)");
   e.starved_s = r.number("starved_s", 0.0);
   r.require(e.starved_s >= 0 && e.starved_s <= kMaxVirtualSeconds, "starved_s", "a number of seconds in [0, 1e9]");
   r.done();

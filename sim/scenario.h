@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "sim/base/distribution.h"
+#include "sim/base/enum_names.h"
 #include "sim/base/units.h"
 #include "sim/flow_model.h"
+#include "sim/learner.h"
 #include "sim/method_options.h"
 #include "sim/wan.h"
 #include "sim/workload.h"
@@ -71,7 +73,7 @@ struct ComputeOptions {
 struct StopOptions {
   double virtual_s = 0;        // virtual seconds; 0 = no limit
   double epochs = 0;           // passes over the training set by all nodes together; 0 = no limit
-  double target_accuracy = 0;  // stop once the average model reaches it; 0 = off
+  double target_accuracy = 0;  // stop once /eval/target's accuracy reaches it; 0 = off
   double wall_s = 0;           // wall-clock budget per method, seconds; 0 = none
 };
 
@@ -80,6 +82,10 @@ struct EvalOptions {
   double every_s = 10;               // virtual seconds between evaluations, > 0
   int64_t test_samples = 2000;       // first n test samples used (0: all)
   std::vector<double> targets;       // accuracies for time-to-accuracy, in (0, 1]
+  // What reaching a target means (and /stop/target_accuracy): "average"
+  // (default), "node_mean" or "node_min" (sim/learner.h); the node ones need
+  // per_node. summary.json gives the times under every metric it can.
+  TargetMetric target = TargetMetric::kAverage;
   bool per_node = true;              // also evaluate every node's own model
   // A cut (a region, or a node without regions, against the rest) that no
   // finished transfer crosses for longer than this many virtual seconds is
@@ -161,6 +167,12 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 // The /network section alone (net replay files share it; they have no
 // profiles). Profiles are read against the built topology by parse_scenario.
 NetworkOptions parse_network(const JsonReader& r, bool allow_profiles = false);
+// /eval/target's names: average, node_mean, node_min.
+inline const EnumNames<TargetMetric>& target_metric_names() {
+  static const EnumNames<TargetMetric> names{
+      {"average", TargetMetric::kAverage}, {"node_mean", TargetMetric::kNodeMean}, {"node_min", TargetMetric::kNodeMin}};
+  return names;
+}
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});
 
 }  // namespace gossipsim

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "analysis/summary.h"
 #include "analysis/writers.h"
@@ -29,6 +30,55 @@ MethodRun run(const nlohmann::json& j) {
 std::string read(const fs::path& f) {
   std::ifstream in(f);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Time to target on the nodes' own models (/eval/target): rows written
+// here, (average, node mean, worst node) at 0, 1 and 2 s of
+// (0.5, 0.4, 0.3), (0.8, 0.6, 0.5), (0.9, 0.75, 0.7). Target 0.6: the
+// average and the node mean reach it at 1 s, the worst node at 2 s; target
+// 0.7: the average at 1 s, the other two at 2 s; 0.95: none.
+TEST(Mixing, TimeToTargetUnderEachMetric) {
+  std::vector<MetricRow> rows(3);
+  const double values[3][3] = {{0.5, 0.4, 0.3}, {0.8, 0.6, 0.5}, {0.9, 0.75, 0.7}};
+  for (int k = 0; k < 3; ++k) {
+    rows[k].time = seconds(k);
+    rows[k].epochs = k / 10.0;
+    rows[k].eval.accuracy = values[k][0];
+    rows[k].eval.per_node = true;
+    rows[k].eval.node_accuracy_mean = values[k][1];
+    rows[k].eval.node_accuracy_min = values[k][2];
+  }
+  const nlohmann::json by = time_to_accuracy_by(rows, {0.6, 0.7, 0.95});
+  auto at = [&](const char* metric, const char* target) { return by[metric][target]; };
+  EXPECT_EQ(at("average", "0.6")["virtual_s"], 1.0);
+  EXPECT_EQ(at("node_mean", "0.6")["virtual_s"], 1.0);
+  EXPECT_EQ(at("node_min", "0.6")["virtual_s"], 2.0);
+  EXPECT_EQ(at("average", "0.7")["virtual_s"], 1.0);
+  EXPECT_EQ(at("node_mean", "0.7")["virtual_s"], 2.0);
+  EXPECT_EQ(at("node_min", "0.7")["epochs"], 0.2);
+  for (const char* m : {"average", "node_mean", "node_min"}) EXPECT_TRUE(at(m, "0.95").is_null()) << m;
+  EXPECT_EQ(time_to_accuracy(rows, {0.7}, TargetMetric::kNodeMin)["0.7"]["virtual_s"], 2.0);
+  // Without per-node evaluations only the average is given.
+  for (auto& r : rows) r.eval.per_node = false;
+  EXPECT_FALSE(time_to_accuracy_by(rows, {0.6}).contains("node_mean"));
+
+  // The option, and a node metric without per-node evaluations, refused.
+  nlohmann::json j = two_nodes("gossip-overlap", 1);
+  j["eval"]["target"] = "node_min";
+  EXPECT_EQ(test::scenario_from(j).eval.target, TargetMetric::kNodeMin);
+  for (const auto& [value, per_node, says] : std::vector<std::tuple<nlohmann::json, bool, std::string>>{
+           {"node_max", true, "/eval/target: expected one of average, node_mean, node_min"},
+           {1, true, "/eval/target: expected"},
+           {"node_mean", false, "/eval/target: expected average when /eval/per_node is false"}}) {
+    j["eval"]["target"] = value;
+    j["eval"]["per_node"] = per_node;
+    try {
+      test::scenario_from(j);
+      ADD_FAILURE() << value;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Mixing, StalenessAndTheCommunicationMatrixOfAHandRun) {

@@ -171,6 +171,33 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   EXPECT_LE(pooled["accuracy.png"]["band_max"].get<double>(), 1.0);
   EXPECT_GE(pooled["loss.png"]["band_min"].get<double>(), 0.0);
   EXPECT_GE(pooled["consensus.png"]["band_min"].get<double>(), 0.0);
+
+  // The tables give the average model and the nodes' own (mean over nodes)
+  // side by side (#23): the node_mean rows' mean time is the mean over the
+  // seeds of summary.json's time_to_accuracy_by/node_mean.
+  double sum = 0;
+  int reached = 0;
+  for (const fs::path& dir : {a.path, b.path}) {
+    const nlohmann::json summary = read_json(dir / "summary.json");
+    for (const auto& m : summary["methods"])
+      if (m["label"] == "gossip" && !m["time_to_accuracy_by"]["node_mean"]["0.6"].is_null()) {
+        sum += m["time_to_accuracy_by"]["node_mean"]["0.6"]["virtual_s"].get<double>();
+        ++reached;
+      }
+  }
+  ASSERT_GT(reached, 0);
+  bool found = false;
+  for (const auto& r : read_csv(a.path / "time_to_accuracy.csv"))
+    if (r.at("metric") == "node_mean" && r.at("method") == "gossip" && std::stod(r.at("target")) == 0.6) {
+      EXPECT_NEAR(std::stod(r.at("mean_s")), sum / reached, 1e-3);
+      EXPECT_EQ(std::stoi(r.at("reached")), reached);
+      found = true;
+    }
+  EXPECT_TRUE(found);
+  std::ifstream md(a.path / "time_to_accuracy.md");
+  const std::string tables((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(tables.find("## Time to target on the average model (average)"), std::string::npos);
+  EXPECT_NE(tables.find("## Time to target on the nodes' own models, mean over nodes (node_mean)"), std::string::npos);
 }
 
 // The whole run at a glance (#22, 1: aggregated views), from transfers.csv
