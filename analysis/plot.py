@@ -183,7 +183,8 @@ def heat_maps(out, by_label, key, src, dst, name, what):
         image = ax.imshow(m, cmap="viridis", vmin=0, vmax=top)
         bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         bar.set_label("transfers (one scale from 0, all panels)", fontsize=7)
-        ax.set_title(f"{l}: {int(m.sum())} transfers", fontsize=9)
+        pooled = len(by_label[l])
+        ax.set_title(f"{l}: {int(m.sum())} transfers" + (f" (first of {pooled} runs)" if pooled > 1 else ""), fontsize=9)
         ax.set_xlabel(f"to ({what})")
         ax.set_ylabel(f"from ({what})")
         if len(names) <= 20:
@@ -975,7 +976,8 @@ def activity(out, by_label, colour, title):
         finish = t["finish_s"]
         counts, _ = np.histogram(finish[~np.isnan(finish)], bins=edges)
         centres = (edges[:-1] + edges[1:]) / 2
-        rate_ax.plot(centres, counts / width, color=colour[l], lw=1, label=l)
+        rate_ax.plot(centres, counts / width, color=colour[l], lw=1,
+                     label=l + (f" (first of {len(runs)} runs)" if len(runs) > 1 else ""))
         ends = np.minimum(np.where(np.isnan(finish), end, finish), end)  # unfinished: in flight to the end
         names, node_of = np.unique(np.array(t["src"], dtype=object), return_inverse=True)
         order = np.argsort(node_of, kind="stable")
