@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots and tables for gossipsim results.
 
-    plot.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR] [--window START,END] [--side-by-side]
+    plot.py RESULTS_DIR [RESULTS_DIR ...] [--out DIR] [--window START,END] [--methods a,b] [--side-by-side]
 
 Each RESULTS_DIR is a folder written by `gossipsim run`. Several folders of
 the same scenario with different seeds draw one curve per method: the mean
@@ -754,6 +754,7 @@ def main(argv):
     p.add_argument("--out")
     p.add_argument("--window", help="START,END in virtual seconds for timelines (default: the first "
                                     f"{DEFAULT_WINDOW_S:g} s)")
+    p.add_argument("--methods", help="only these method labels (comma-separated)")
     p.add_argument("--side-by-side", action="store_true",
                    help="draw runs whose scenarios differ as separate configurations instead of refusing to pool them")
     a = p.parse_args(argv)
@@ -782,6 +783,14 @@ def main(argv):
         for label, run in methods.items():
             by_label.setdefault(f"{label} [{names[folder]}]" if a.side_by_side else label, []).append(run)
 
+    if a.methods:
+        wanted = [m for m in a.methods.split(",") if m]
+        have = {l.split(" [")[0] for l in by_label}
+        unknown = [m for m in wanted if m not in have]
+        if unknown:
+            raise PlotError(f"--methods: no method labelled {unknown[0]} in these results; their labels are "
+                            + ", ".join(dict.fromkeys(l.split(" [")[0] for l in by_label)))
+        by_label = {l: r for l, r in by_label.items() if l.split(" [")[0] in wanted}
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {l: colours[i % len(colours)] for i, l in enumerate(by_label)}
     FACTS.clear()
@@ -894,7 +903,8 @@ def curves(out, by_label, colour, targets, title):
     fig.suptitle(title)
     fig.tight_layout()
     save(fig, os.path.join(out, "accuracy.png"))
-    note("accuracy.png", **axis_facts(axes[0]), targets=list(targets), **band_range(bands))
+    note("accuracy.png", **axis_facts(axes[0]), targets=list(targets), **band_range(bands),
+         target_labels=[t.get_text() for t in axes[0].texts])
     plt.close(fig)
 
     for name, column, ylabel, log in (("loss", "loss", "test loss of the average model", False),
@@ -931,7 +941,10 @@ def staleness(out, by_label, colour, title):
     ax.set_title(title)
     fig.tight_layout()
     save(fig, os.path.join(out, "staleness.png"))
-    note("staleness.png", **axis_facts(ax))
+    legend = ax.get_legend()
+    # Measured on the figure as drawn: whether the legend lies beside the axes, clear of the bars.
+    beside = bool(legend and legend.get_window_extent().x0 >= ax.get_window_extent().x1)
+    note("staleness.png", **axis_facts(ax), legend_beside_axes=beside)
     plt.close(fig)
 
 

@@ -131,6 +131,11 @@ int plot_command(const PlotCommand& cmd) {
   if (!out.empty()) command += " --out " + shell_quote(out);
   if (!cmd.window.empty()) command += " " + shell_quote("--window=" + cmd.window);  // a leading - is a value
   if (cmd.side_by_side) command += " --side-by-side";
+  if (!cmd.methods.empty()) {
+    std::string labels;
+    for (const auto& m : cmd.methods) labels += (labels.empty() ? "" : ",") + m;
+    command += " " + shell_quote("--methods=" + labels);
+  }
   const int rc = std::system(command.c_str());
   // The script's own exit code (2: a file it could not read or write); a
   // signal or a missing interpreter is 1.

@@ -59,6 +59,7 @@ struct PlotCommand {
   std::vector<std::string> results;
   std::string out;
   std::string window;        // START,END in virtual seconds for timelines ("": the plotter's default)
+  std::vector<std::string> methods;  // only these labels; empty: all
   bool side_by_side = false;  // runs of different scenarios drawn apart instead of refused
 };
 int plot_command(const PlotCommand& cmd);

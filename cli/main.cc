@@ -106,6 +106,7 @@ CLI::App* add_plot(CLI::App& app, Given& g) {
       ->required();
   c->add_option("--out", g.plot.out, "Where the figures go (default: the results folder)");
   c->add_option("--window", g.plot.window, "START,END: the virtual seconds timelines show (default: the first 10)");
+  c->add_option("--methods", g.plot.methods, "Only these method labels (comma-separated)")->delimiter(',');
   c->add_flag("--side-by-side", g.plot.side_by_side,
               "Draw runs whose scenarios differ (not only in /seed) as separate configurations instead of refusing");
   return c;

@@ -136,7 +136,72 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
   run("plot " + geo.path.string());
   EXPECT_TRUE(fs::exists(geo.path / "comm_regions.png"));
   EXPECT_FALSE(fs::exists(geo.path / "consensus_regions.png"));
-  EXPECT_FALSE(read_json(geo.path / "figures.json").contains("consensus_regions.png"));
+  const nlohmann::json geo_facts = read_json(geo.path / "figures.json");
+  EXPECT_FALSE(geo_facts.contains("consensus_regions.png"));
+  // The regions' heat map starts its scale at 0 (6), at the busiest pair.
+  double busiest = 0;
+  std::map<std::pair<std::string, std::string>, double> pairs;
+  for (const auto& r : read_csv(geo.path / "gossip" / "comm_regions.csv"))
+    busiest = std::max(busiest, pairs[{r.at("src_region"), r.at("dst_region")}] += std::stod(r.at("transfers")));
+  EXPECT_EQ(geo_facts["comm_regions.png"]["colour_min"], 0.0);
+  EXPECT_EQ(geo_facts["comm_regions.png"]["colour_max"], busiest);
+}
+
+// --help is complete and consistent (10): plot has --window and --methods,
+// topology --set, sweep --set, --trace and --workers; plot --methods draws
+// only those labels and names the labels it has for one it lacks.
+TEST(Plot, HelpIsCompleteAndMethodsChoosesWhatIsDrawn) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  for (const auto& [command, options] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"plot", {"--window", "--methods", "--side-by-side", "--out"}},
+           {"topology", {"--set", "--dot"}},
+           {"sweep", {"--set", "--trace", "--workers", "--kernels", "--jobs", "--shard"}},
+           {"run", {"--set", "--trace", "--workers", "--kernels", "--methods"}}}) {
+    const std::string help = run(command + " --help");
+    for (const auto& o : options) EXPECT_NE(help.find(o), std::string::npos) << command << " lacks " << o;
+  }
+  Folder f("methods");
+  run("run " + kTeaching + " --kernels none --quiet --set /stop/virtual_s=3 --out " + f.path.string());
+  run("plot " + f.path.string() + " --methods gossip,allreduce");
+  EXPECT_EQ(read_json(f.path / "figures.json")["activity.png"]["methods"], nlohmann::json::array({"allreduce", "gossip"}));
+  const std::string bad = run("plot " + f.path.string() + " --methods gosip", 2);
+  EXPECT_NE(bad.find("--methods: no method labelled gosip in these results; their labels are gossip, gossip-overlap, "
+                     "gossip-scheduled, allreduce, single"),
+            std::string::npos)
+      << bad;
+  EXPECT_EQ(std::count(bad.begin(), bad.end(), '\n'), 1) << bad;
+}
+
+// One node naming in every output (10): node 1 is n1 in transfers.csv,
+// nodes.csv, comm_matrix.csv, events.csv (its crash), trace.json and the DOT.
+TEST(Plot, EveryOutputNamesANodeTheSameWay) {
+  Folder f("names");
+  fs::create_directories(f.path);
+  std::ifstream in(kTeaching);
+  nlohmann::json sc = nlohmann::json::parse(in);
+  sc["churn"] = {{{"nodes", {1}}, {"events", {{2, "crash"}, {3, "join"}}}}};
+  sc["methods"] = {"gossip"};
+  sc["stop"]["virtual_s"] = 4;
+  std::ofstream(f.path / "s.json") << sc.dump();
+  run("run " + (f.path / "s.json").string() + " --kernels none --trace --quiet --out " + (f.path / "r").string());
+  const fs::path dir = f.path / "r" / "gossip";
+  const std::set<std::string> all = {"n0", "n1", "n2", "n3"};
+  std::set<std::string> in_transfers, in_nodes, in_matrix, in_events, in_trace;
+  for (const auto& r : read_csv(dir / "transfers.csv")) in_transfers.insert({r.at("src"), r.at("dst")});
+  for (const auto& r : read_csv(dir / "nodes.csv")) in_nodes.insert(r.at("node"));
+  for (const auto& r : read_csv(dir / "comm_matrix.csv")) in_matrix.insert({r.at("src"), r.at("dst")});
+  for (const auto& r : read_csv(dir / "events.csv"))
+    if (r.at("kind") == "crash" || r.at("kind") == "join") in_events.insert(r.at("target"));
+  const nlohmann::json trace = read_json(dir / "trace.json");
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") in_trace.insert(e["args"]["name"].get<std::string>());
+  EXPECT_EQ(in_transfers, all);
+  EXPECT_EQ(in_nodes, all);
+  EXPECT_EQ(in_matrix, all);
+  EXPECT_EQ(in_events, std::set<std::string>{"n1"});
+  EXPECT_EQ(in_trace, all);
+  const std::string dot = run("topology " + kTeaching + " --dot");
+  for (const auto& n : all) EXPECT_NE(dot.find("\"" + n + "\" [label=\"" + n + "\""), std::string::npos) << dot;
 }
 
 // Runs are pooled as seeds only when their scenarios differ in /seed alone
@@ -171,6 +236,11 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   EXPECT_LE(pooled["accuracy.png"]["band_max"].get<double>(), 1.0);
   EXPECT_GE(pooled["loss.png"]["band_min"].get<double>(), 0.0);
   EXPECT_GE(pooled["consensus.png"]["band_min"].get<double>(), 0.0);
+  // Target lines carry their value (10); the staleness legend is beside the
+  // axes, never over the bars (10).
+  EXPECT_EQ(pooled["accuracy.png"]["target_labels"],
+            nlohmann::json::array({"target 0.6", "target 0.7", "target 0.8"}));
+  EXPECT_EQ(pooled["staleness.png"]["legend_beside_axes"], true);
 
   // The tables give the average model and the nodes' own (mean over nodes)
   // side by side (#23): the node_mean rows' mean time is the mean over the
