@@ -734,18 +734,30 @@ def write_sweep_tables(rows, axes, out):
     seed_axis = "/seed" if "/seed" in axes else None
     groups = [a for a in axes if a != seed_axis]
     targets = sorted({float(r["target"]) for r in rows if r["target"]})
+    # The average model's times, and the node mean's beside them where the
+    # sweep has them (time_to_target_node_mean_s, summaries since 0.2).
+    columns = {"average": "time_to_target_s"}
+    if any(r.get("time_to_target_node_mean_s") for r in rows):
+        columns["node_mean"] = "time_to_target_node_mean_s"
     sections = {}
-    for r in rows:
-        g = tuple(r[a] for a in groups)
-        seed = r[seed_axis] if seed_axis else r["point"]
-        o = sections.setdefault(g, {}).setdefault(r["label"], {}).setdefault(
-            seed, {"reference": r.get("reference") == "1", "final": number(r["final_accuracy"]), "times": {}})
-        if r["target"]:
-            o["times"][float(r["target"])] = number(r["time_to_target_s"]) if r["time_to_target_s"] else math.inf
+    for metric, column in columns.items():
+        for r in rows:
+            g = tuple(r[a] for a in groups)
+            key = (g, metric) if len(columns) > 1 else (g, None)
+            seed = r[seed_axis] if seed_axis else r["point"]
+            o = sections.setdefault(key, {}).setdefault(r["label"], {}).setdefault(
+                seed, {"reference": r.get("reference") == "1", "final": number(r["final_accuracy"]), "times": {}})
+            if r["target"]:
+                o["times"][float(r["target"])] = number(r[column]) if r.get(column) else math.inf
     if not targets:
         return
-    write_tables(out, [(", ".join(f"{a} = {v}" for a, v in zip(groups, g)), dict(zip(groups, g)), results)
-                       for g, results in sections.items()], targets)
+    def title(g, metric):
+        text = ", ".join(f"{a} = {v}" for a, v in zip(groups, g))
+        return text + (f"; time to target on {TARGET_METRICS[metric]} ({metric})" if metric else "")
+    order = list(dict.fromkeys(g for g, _ in sections))  # each combination's average, then its node mean
+    keys = [(g, m if len(columns) > 1 else None) for g in order for m in columns]
+    write_tables(out, [(title(g, metric), {**dict(zip(groups, g)), **({"metric": metric} if metric else {})},
+                        sections[(g, metric)]) for g, metric in keys], targets)
 
 
 def main(argv):

@@ -103,7 +103,7 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   std::string csv = "point";
   for (const auto& a : sweep.axes) csv += "," + a.path;
   csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
-         "time_to_target_s\n";
+         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
     if (!fs::exists(summary)) continue;
@@ -131,9 +131,17 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
                                        num(m["virtual_s"]), num(m["epochs"]), m["bytes_sent"].get<int64_t>(),
                                        m["transfers"].get<int64_t>());
       const auto& targets = m["time_to_accuracy"];
-      if (targets.empty()) csv += common + ",,\n";
+      // The nodes' own models too (summary's time_to_accuracy_by; empty
+      // where the run did not evaluate them, or predates it).
+      auto by = [&](const char* metric, const std::string& target) -> std::string {
+        if (!m.contains("time_to_accuracy_by") || !m["time_to_accuracy_by"].contains(metric)) return "";
+        const auto& t = m["time_to_accuracy_by"][metric];
+        return t.contains(target) && !t[target].is_null() ? num(t[target]["virtual_s"]) : "";
+      };
+      if (targets.empty()) csv += common + ",,,,\n";
       for (auto it = targets.begin(); it != targets.end(); ++it)
-        csv += common + "," + it.key() + "," + (it.value().is_null() ? "" : num(it.value()["virtual_s"])) + "\n";
+        csv += common + "," + it.key() + "," + (it.value().is_null() ? "" : num(it.value()["virtual_s"])) + "," +
+               by("node_mean", it.key()) + "," + by("node_min", it.key()) + "\n";
     }
     } catch (const nlohmann::json::exception& e) {
       throw InputError(summary.string(), "", std::string("expected a summary written by gossipsim run: ") + e.what());

@@ -257,6 +257,33 @@ TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("only scheduling reached it (in 1 of 3 seeds)"), std::string::npos) << md;
+
+  // With the nodes' own times (time_to_target_node_mean_s), each
+  // combination gets a node-mean table after its average one: here every
+  // node-mean time is the average's plus 1 s.
+  {
+    std::ifstream in_csv(dir / "sweep.csv");
+    std::string line, text;
+    std::getline(in_csv, line);
+    text = line + ",time_to_target_node_mean_s,time_to_target_node_min_s\n";
+    while (std::getline(in_csv, line)) {
+      const std::string t = line.substr(line.rfind(',') + 1);
+      text += line + "," + (t.empty() ? "" : fmt::format("{:g}", std::stod(t) + 1)) + ",\n";
+    }
+    std::ofstream(dir / "sweep.csv") << text;
+  }
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + dir.string(), &out), 0) << out;
+  std::ifstream in2(dir / "time_to_accuracy.md");
+  const std::string md2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  const size_t average = md2.find("## /workload/partition = iid; time to target on the average model (average)");
+  const size_t node = md2.find("## /workload/partition = iid; time to target on the nodes' own models, mean over nodes "
+                               "(node_mean)");
+  ASSERT_NE(average, std::string::npos) << md2;
+  ASSERT_NE(node, std::string::npos) << md2;
+  EXPECT_LT(average, node);
+  EXPECT_NE(md2.find(fmt::format("| {:.1f} ± {:.1f} | {:.1f} ± {:.1f} |", 13.0, half, 23.0, half), node),
+            std::string::npos)
+      << md2;
   fs::remove_all(dir);
 }
 
