@@ -725,7 +725,93 @@ def plot_sweep(folder, out):
     fig.tight_layout()
     save(fig, os.path.join(out, "sweep.png"))
     plt.close(fig)
+    sweep_map(all_rows, axes, out, target)
     write_sweep_tables(all_rows, axes, out)
+
+
+MAX_MAP_PANELS = 16
+
+
+def sweep_map(rows, axes, out, target, column="time_to_target_s", name="sweep-map.png"):
+    """sweep-map.png: where the method under study wins. For the first two
+    axes other than /seed (rows and columns), one heat map per combination
+    of the remaining axes: the speed-up of the reference method over each
+    other method to `target` (geometric mean over the seeds where both
+    reached it), on a log colour scale centred on 1; a cell whose 95%
+    interval excludes 1 is marked (+ faster, - slower), one with fewer than
+    two such seeds says so."""
+    seed_axis = "/seed" if "/seed" in axes else None
+    free = [a for a in axes if a != seed_axis]
+    if len(free) < 2:
+        return
+    y_axis, x_axis, rest = free[0], free[1], free[2:]
+
+    def key(v):
+        try:
+            return (0, float(v))
+        except ValueError:
+            return (1, v)
+
+    rows = [r for r in rows if r["target"] == target]
+    ref = next((r["label"] for r in rows if r.get("reference") == "1"), None)
+    others = list(dict.fromkeys(r["label"] for r in rows if r.get("reference") != "1"))
+    if not ref or not others:
+        return
+    times = {}
+    for r in rows:
+        seed = r[seed_axis] if seed_axis else r["point"]
+        times[(r["label"], r[y_axis], r[x_axis], tuple(r[a] for a in rest), seed)] = \
+            number(r[column]) if r.get(column) else math.inf
+    ys = sorted({r[y_axis] for r in rows}, key=key)
+    xs = sorted({r[x_axis] for r in rows}, key=key)
+    facets = list(dict.fromkeys(tuple(r[a] for a in rest) for r in rows))[:MAX_MAP_PANELS]
+    panels = [(o, f) for o in others for f in facets][:MAX_MAP_PANELS]
+    cols = min(4, len(panels))
+    n_rows = (len(panels) + cols - 1) // cols
+    fig, axs = plt.subplots(n_rows, cols, figsize=(4.8 * cols + 1.5, 3.8 * n_rows + 0.8), squeeze=False,
+                            layout="constrained")
+    from matplotlib.colors import LogNorm
+    norm = LogNorm(vmin=1 / 4, vmax=4)
+    facts, image = [], None
+    for ax, (other, facet) in zip(axs.flat, panels):
+        grid = np.full((len(ys), len(xs)), np.nan)
+        for i, y in enumerate(ys):
+            for j, x in enumerate(xs):
+                seeds = {k[4] for k in times if k[0] == ref and k[1] == y and k[2] == x and k[3] == facet}
+                ratios = [times[(other, y, x, facet, s)] / times[(ref, y, x, facet, s)] for s in seeds
+                          if math.isfinite(times.get((other, y, x, facet, s), math.inf))
+                          and math.isfinite(times[(ref, y, x, facet, s)]) and times[(ref, y, x, facet, s)] > 0]
+                mark = f"{len(ratios)}/{len(seeds)}"
+                if len(ratios) >= 2:
+                    g, lo, hi = ratio_interval(ratios)
+                    grid[i, j] = g
+                    mark = f"{g:.2f}" + ("+" if lo > 1 else "-" if hi < 1 else "")
+                    facts.append({"other": other, "facet": list(facet), y_axis: y, x_axis: x, "speedup": g,
+                                  "low": lo, "high": hi, "seeds": len(ratios)})
+                elif len(ratios) == 1:
+                    mark = f"{ratios[0]:.2f}?"
+                ax.text(j, i, mark, ha="center", va="center", fontsize=7)
+        image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
+        ax.set_xticks(range(len(xs)))
+        ax.set_xticklabels(xs, rotation=30, fontsize=6)
+        ax.set_yticks(range(len(ys)))
+        ax.set_yticklabels(ys, fontsize=6)
+        ax.set_xlabel(x_axis, fontsize=7)
+        ax.set_ylabel(y_axis, fontsize=7)
+        ax.set_title(f"{ref} over {other}" + (": " + ", ".join(f"{a}={v}" for a, v in zip(rest, facet)) if rest else ""),
+                     fontsize=7)
+    for ax in list(axs.flat)[len(panels):]:
+        ax.axis("off")
+    if image is not None:
+        bar = fig.colorbar(image, ax=axs, fraction=0.04)
+        bar.set_ticks([0.25, 0.5, 1, 2, 4])
+        bar.set_ticklabels(["1/4", "1/2", "1", "2", "4"])
+        bar.set_label(f"speed-up (> 1: {ref} faster)", fontsize=8)
+    fig.suptitle(f"Speed-up to accuracy {target}, geometric mean over seeds\n+ / -: its 95% interval lies above / "
+                 "below 1; k/n: seeds where both reached it", fontsize=8)
+    save(fig, os.path.join(out, name))
+    note(name, reference=ref, target=target, cells=facts)
+    plt.close(fig)
 
 
 def write_sweep_tables(rows, axes, out):
@@ -775,7 +861,10 @@ def main(argv):
     window = parse_window(a.window) if a.window else None
     if all(os.path.exists(os.path.join(f, "sweep.csv")) and not os.path.exists(os.path.join(f, "summary.json"))
            for f in a.results):
+        FACTS.clear()
         plot_sweep(a.results[0], out)
+        with open(os.path.join(out, "figures.json"), "w") as f:
+            json.dump(FACTS, f, indent=1)
         print(out)
         return
 
