@@ -200,7 +200,7 @@ TEST(Emulator, NetEmulateRefusesWhatItCannotRunInOneLine) {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   };
   const int before = namespaces();
-  one_line("unknown.json", "unknown.json: /transfers/0/dst: expected a node id in [0, 2) other than src");
+  one_line("unknown.json", "unknown.json: /transfers/0/dst: expected a node id in [0, 2) or its name n0..n1, other than src");
   one_line("fast.json", "fast.json: /transfers/0: expected a route the emulator keeps time on: a bottleneck of at "
                         "most 200 Mbit/s (--max-rate-mbps); this one's is 10000 Mbit/s");
   one_line("fast.json --max-rate-mbps 0", "--max-rate-mbps: expected a number of Mbit/s in (0, 1e5]");
