@@ -154,6 +154,14 @@ def optional_csv(path):
     return read_csv(path) if os.path.exists(path) else []
 
 
+def axis_value_key(v):
+    """Sort key of a sweep axis's values as sweep.csv writes them: numbers by value, then text."""
+    try:
+        return (0, float(v))
+    except ValueError:
+        return (1, v)
+
+
 def natural(name):
     """Sort key: n2 before n10, then names."""
     m = re.fullmatch(r"n(\d+)", name)
@@ -675,13 +683,7 @@ def plot_sweep(folder, out):
     target = targets[0]
     all_rows, rows = rows, [r for r in rows if r["target"] == target]
 
-    def key(v):
-        try:
-            return (0, float(v))
-        except ValueError:
-            return (1, v)
-
-    xs = sorted({r[x_axis] for r in rows}, key=key)
+    xs = sorted({r[x_axis] for r in rows}, key=axis_value_key)
     labels = list(dict.fromkeys(r["label"] for r in rows))
     reference = {r["label"]: r.get("reference") == "1" for r in rows}
     time = {}
@@ -746,12 +748,6 @@ def sweep_map(rows, axes, out, target, column="time_to_target_s", name="sweep-ma
         return
     y_axis, x_axis, rest = free[0], free[1], free[2:]
 
-    def key(v):
-        try:
-            return (0, float(v))
-        except ValueError:
-            return (1, v)
-
     rows = [r for r in rows if r["target"] == target]
     ref = next((r["label"] for r in rows if r.get("reference") == "1"), None)
     others = list(dict.fromkeys(r["label"] for r in rows if r.get("reference") != "1"))
@@ -762,8 +758,8 @@ def sweep_map(rows, axes, out, target, column="time_to_target_s", name="sweep-ma
         seed = r[seed_axis] if seed_axis else r["point"]
         times[(r["label"], r[y_axis], r[x_axis], tuple(r[a] for a in rest), seed)] = \
             number(r[column]) if r.get(column) else math.inf
-    ys = sorted({r[y_axis] for r in rows}, key=key)
-    xs = sorted({r[x_axis] for r in rows}, key=key)
+    ys = sorted({r[y_axis] for r in rows}, key=axis_value_key)
+    xs = sorted({r[x_axis] for r in rows}, key=axis_value_key)
     facets = list(dict.fromkeys(tuple(r[a] for a in rest) for r in rows))[:MAX_MAP_PANELS]
     panels = [(o, f) for o in others for f in facets][:MAX_MAP_PANELS]
     cols = min(4, len(panels))

@@ -436,13 +436,8 @@ TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
   fs::remove(file);
   nlohmann::json j = wan(R"("adpsgd")");
   j["methods"][0] = {{"name", "adpsgd"}, {"bipartition", "halves"}};
-  try {
-    test::scenario_from(j);
-    ADD_FAILURE() << "accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/methods/0/bipartition: expected one of max-cut, regions"), std::string::npos)
-        << e.what();
-  }
+  const std::string refused = test::refusal(j);
+  EXPECT_NE(refused.find("/methods/0/bipartition: expected one of max-cut, regions"), std::string::npos) << refused;
 }
 
 TEST(Gossip, ABlockedSenderNeverComputes) {
@@ -543,26 +538,13 @@ TEST(GossipScheduled, LinkFreePlansTheMomentItsTransferEnds) {
 
 TEST(SendRule, OnlyTheOverlappingGossipsTakeReady) {
   nlohmann::json j = test::hand_scenario("complete", 2, {{"name", "gossip"}, {"ready", "link-free"}}, 1);
-  EXPECT_THROW(
-      {
-        try {
-          test::scenario_from(j);
-        } catch (const InputError& e) {
-          EXPECT_NE(std::string(e.what()).find("/methods/0/ready: unknown key"), std::string::npos) << e.what();
-          throw;
-        }
-      },
-      InputError);
+  std::string refused = test::refusal(j);
+  EXPECT_NE(refused.find("/methods/0/ready: unknown key"), std::string::npos) << refused;
   j["methods"][0] = {{"name", "gossip-overlap"}, {"ready", "asap"}};
-  try {
-    test::scenario_from(j);
-    ADD_FAILURE() << "accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/methods/0/ready: expected one of iteration-end, link-free"), std::string::npos)
-        << e.what();
-  }
+  refused = test::refusal(j);
+  EXPECT_NE(refused.find("/methods/0/ready: expected one of iteration-end, link-free"), std::string::npos) << refused;
   j["methods"][0] = {{"name", "gossip-scheduled"}, {"ready", 1}};
-  EXPECT_THROW(test::scenario_from(j), InputError);
+  EXPECT_NE(test::refusal(j), "accepted");
 }
 
 TEST(AllReduce, StepTimeMatchesItsClosedFormOnAHomogeneousRing) {

@@ -61,4 +61,14 @@ inline nlohmann::json hand_scenario(const std::string& generator, int nodes, con
           {"eval", {{"every_s", 1}}}};
 }
 
+// The one line a scenario is refused with (InputError), or "accepted".
+inline std::string refusal(const nlohmann::json& scenario) {
+  try {
+    scenario_from(scenario);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 }  // namespace gossipsim::test
