@@ -2,6 +2,7 @@
 // The command line: each subcommand's options are declared in one function,
 // and the chosen one runs; bad input ends in one line and exit 2.
 #include <CLI/CLI.hpp>
+#include <sstream>
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -11,6 +12,23 @@
 
 namespace gossipsim {
 namespace {
+
+// --methods a,b: one value, split at commas here; an empty label ("", ",,",
+// "a,,b") is refused (left to CLI11, the delimiter made ",,," no value at
+// all and the option took the next arguments as labels).
+void add_methods_option(CLI::App* c, std::vector<std::string>& methods) {
+  c->add_option_function<std::string>(
+      "--methods",
+      [&methods](const std::string& text) {
+        methods.clear();
+        std::string label;
+        std::istringstream in(text + ",");
+        while (std::getline(in, label, ','))
+          if (label.empty()) throw CLI::ValidationError("--methods", "expected method labels separated by commas, got '" + text + "'");
+          else methods.push_back(label);
+      },
+      "Only these method labels (comma-separated)");
+}
 
 // What every subcommand was given.
 struct Given {
@@ -28,7 +46,7 @@ CLI::App* add_run(CLI::App& app, RunCommand& run) {
   c->add_option("scenario", run.scenario, "Scenario JSON file (not with --resume)");
   c->add_option("--out", run.out, "Results folder (default: results/<scenario name>)");
   c->add_option("--set", run.sets, "Override a value: /json/pointer=value (repeatable)");
-  c->add_option("--methods", run.methods, "Only these method labels (comma-separated)")->delimiter(',');
+  add_methods_option(c, run.methods);
   c->add_option("--kernels", run.kernels, "torch: real training; none: timeline only")
       ->check(CLI::IsMember({"torch", "none"}));
   c->add_option("--workers", run.workers, "Threads stepping nodes (default: the scenario's)");
@@ -106,7 +124,7 @@ CLI::App* add_plot(CLI::App& app, Given& g) {
       ->required();
   c->add_option("--out", g.plot.out, "Where the figures go (default: the results folder)");
   c->add_option("--window", g.plot.window, "START,END: the virtual seconds timelines show (default: the first 10)");
-  c->add_option("--methods", g.plot.methods, "Only these method labels (comma-separated)")->delimiter(',');
+  add_methods_option(c, g.plot.methods);
   c->add_flag("--side-by-side", g.plot.side_by_side,
               "Draw runs whose scenarios differ (not only in /seed) as separate configurations instead of refusing");
   return c;

@@ -142,6 +142,13 @@ TEST_F(BadInput, AnUnknownMethodLabelListsTheScenariosLabels) {
   refused("run s.json --kernels none --quiet --methods gosip",
           "s.json: /methods: no method labelled gosip (from --methods); the scenario's labels are gossip, "
           "gossip-scheduled");
+  // An empty label is refused, not read as "no filter" or as the next arguments.
+  for (const char* m : {"''", ",,,", "gossip,,gossip-scheduled"}) {
+    refused(std::string("run s.json --kernels none --quiet --out o --methods ") + m,
+            "--methods: expected method labels separated by commas");
+    refused(std::string("plot s.json --methods ") + m + " --out o", "--methods: expected method labels separated by commas");
+  }
+  EXPECT_FALSE(fs::exists(path("o")));
 }
 
 TEST_F(BadInput, OutNamingAFileOrAPathBelowAFileIsRefused) {
