@@ -1,10 +1,13 @@
 #include "kernels/dataset.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include "sim/base/error.h"
 
@@ -128,6 +131,106 @@ DataPair load_cifar100(const std::string& dir, bool coarse_labels) {
   DataPair d{load("train.bin"), load("test.bin")};
   d.train.augment = true;
   return d;
+}
+
+namespace {
+
+// The first line of a LibTorch error, without its C++ backtrace.
+std::string first_line(const std::string& what) { return what.substr(0, std::min(what.find('\n'), size_t(300))); }
+
+DataPair read_tensor_file(const std::string& path) {
+  constexpr uintmax_t kMostBytes = uintmax_t(16) << 30;
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw InputError(path, "", "expected a readable file");
+  if (size > kMostBytes) throw InputError(path, "", "expected a data file of at most 16 GiB");
+  std::vector<char> raw(size);
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(raw.data(), static_cast<std::streamsize>(size))) throw InputError(path, "", "expected a readable file");
+  const std::string what = "expected a dict of tensors x_train, y_train, x_test, y_test written by torch.save";
+  c10::IValue v;
+  try {
+    v = torch::pickle_load(raw);
+  } catch (const std::exception& e) {
+    throw InputError(path, "", fmt::format("{} (LibTorch: {})", what, first_line(e.what())));
+  }
+  raw = {};
+  if (!v.isGenericDict()) throw InputError(path, "", fmt::format("{}; found a {}", what, v.tagKind()));
+  std::map<std::string, c10::IValue> entries;
+  for (const auto& kv : v.toGenericDict()) {
+    if (!kv.key().isString()) throw InputError(path, "", what + "; found a key that is not a string");
+    const std::string key = kv.key().toStringRef();
+    if (key != "x_train" && key != "y_train" && key != "x_test" && key != "y_test" && key != "classes")
+      throw InputError(path, key, "unknown key; expected x_train, y_train, x_test, y_test and optionally classes");
+    entries[key] = kv.value();
+  }
+  auto tensor = [&](const std::string& key, const std::string& expected) {
+    auto it = entries.find(key);
+    if (it == entries.end() || !it->second.isTensor())
+      throw InputError(path, key, fmt::format("expected {} ({})", expected,
+                                              it == entries.end() ? "missing" : "found a " + it->second.tagKind()));
+    return it->second.toTensor();
+  };
+  auto inputs = [&](const std::string& key) {
+    auto x = tensor(key, "float inputs [samples, ...], one to three dimensions per sample");
+    if (!x.is_floating_point() || x.dim() < 2 || x.dim() > 4 || x.size(0) < 1)
+      throw InputError(path, key, fmt::format("expected float inputs [samples, ...] with one to three dimensions per "
+                                              "sample and at least one sample; found {} {}",
+                                              c10::toString(x.scalar_type()), fmt::format("{}", fmt::join(x.sizes(), "x"))));
+    x = x.to(torch::kCPU, torch::kFloat32).contiguous();
+    if (!torch::isfinite(x).all().item<bool>()) throw InputError(path, key, "expected finite inputs; found NaN or infinity");
+    return x;
+  };
+  auto labels = [&](const std::string& key, int64_t n) {
+    auto y = tensor(key, "integer labels [samples]");
+    if (!at::isIntegralType(y.scalar_type(), /*includeBool=*/false) || y.dim() != 1 || y.size(0) != n)
+      throw InputError(path, key, fmt::format("expected integer labels [{}], one per input; found {} {}", n,
+                                              c10::toString(y.scalar_type()), fmt::format("{}", fmt::join(y.sizes(), "x"))));
+    return y.to(torch::kCPU, torch::kInt64).contiguous();
+  };
+  DataPair d;
+  d.train.inputs = inputs("x_train");
+  d.test.inputs = inputs("x_test");
+  if (d.test.inputs.sizes().slice(1) != d.train.inputs.sizes().slice(1))
+    throw InputError(path, "x_test", fmt::format("expected samples of the shape of x_train's, [{}]; found [{}]",
+                                                 fmt::join(d.train.inputs.sizes().slice(1), ", "),
+                                                 fmt::join(d.test.inputs.sizes().slice(1), ", ")));
+  d.train.labels = labels("y_train", d.train.inputs.size(0));
+  d.test.labels = labels("y_test", d.test.inputs.size(0));
+  int64_t classes = std::max(d.train.labels.max().item<int64_t>(), d.test.labels.max().item<int64_t>()) + 1;
+  if (auto it = entries.find("classes"); it != entries.end()) {
+    if (!it->second.isInt() || it->second.toInt() < 2 || it->second.toInt() > 100000)
+      throw InputError(path, "classes", "expected an int in [2, 100000]");
+    classes = it->second.toInt();
+  }
+  for (const char* key : {"y_train", "y_test"}) {
+    const auto& y = std::string(key) == "y_train" ? d.train.labels : d.test.labels;
+    const int64_t lo = y.min().item<int64_t>(), hi = y.max().item<int64_t>();
+    if (lo < 0 || hi >= classes)
+      throw InputError(path, key, fmt::format("expected labels in [0, {}) ({}); found {}", classes,
+                                              entries.count("classes") ? "classes" : "from the largest label",
+                                              lo < 0 ? lo : hi));
+  }
+  if (classes < 2) throw InputError(path, "y_train", "expected at least two classes");
+  d.train.classes = d.test.classes = static_cast<int>(classes);
+  return d;
+}
+
+}  // namespace
+
+std::shared_ptr<const DataPair> load_tensor_file(const std::string& path) {
+  static std::mutex mutex;
+  static std::string last_key;
+  static std::shared_ptr<const DataPair> last;
+  std::error_code ec;
+  const auto stamp = fs::last_write_time(path, ec).time_since_epoch().count();
+  const std::string key = fmt::format("{}\n{}\n{}", fs::absolute(path).string(), stamp, fs::file_size(path, ec));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (last && key == last_key) return last;
+  last.reset();  // before reading the next, so that two are never held
+  last = std::make_shared<const DataPair>(read_tensor_file(path));
+  last_key = key;
+  return last;
 }
 
 DataPair make_synthetic(const SyntheticSpec& spec, uint64_t seed) {

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,16 @@ DataPair load_cifar100(const std::string& dir, bool coarse_labels);
 
 // Reads one IDX file (magic 0x00000803 images or 0x00000801 labels), gzip or plain.
 torch::Tensor read_idx(const std::string& path);
+
+// A data file of tensors written by Python's torch.save: a dict with float
+// tensors x_train [N, ...] and x_test [M, ...] (one to three dimensions per
+// sample, the same for both), int labels y_train [N] and y_test [M], and
+// optionally an int `classes` (default: the largest label plus one). Inputs
+// are used as they are (normalise them in Python). Read with LibTorch's own
+// unpickler; every error is an InputError naming the file and the key. The
+// last file read is kept (shared, never copied), so that reading a scenario
+// and then running it reads the file once.
+std::shared_ptr<const DataPair> load_tensor_file(const std::string& path);
 
 // Class prototypes plus Gaussian noise; a seeded, learnable toy problem.
 DataPair make_synthetic(const SyntheticSpec& spec, uint64_t seed);

@@ -1,7 +1,13 @@
 #include "kernels/models.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/script.h>
+
 #include <algorithm>
 #include <stdexcept>
+
+#include "sim/base/error.h"
 
 namespace gossipsim {
 
@@ -103,6 +109,54 @@ struct ResNet20 : Net {
   }
 };
 
+// What went wrong, in one line: the first line of a LibTorch error, or the
+// last line of an error raised in the TorchScript interpreter (its first
+// lines are a traceback).
+std::string reason(const std::string& what) {
+  std::string line = what.substr(0, what.find('\n'));
+  if (what.find("The following operation failed in the TorchScript interpreter") != std::string::npos) {
+    size_t end = what.find_last_not_of("\n ");
+    size_t start = what.rfind('\n', end);
+    line = what.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  }
+  return line.substr(0, 300);
+}
+
+torch::jit::Module load_script(const std::string& path) {
+  // Every operation as eager LibTorch runs it (no fusion, no symbolic
+  // gradients): a scripted model then equals its eager twin bit for bit.
+  torch::jit::setGraphExecutorOptimize(false);
+  try {
+    return torch::jit::load(path, torch::kCPU);
+  } catch (const std::exception& e) {
+    throw InputError(path, "", fmt::format("expected a TorchScript module saved by torch.jit.save (or .save() of "
+                                           "torch.jit.script/trace) (LibTorch: {})",
+                                           reason(e.what())));
+  }
+}
+
+std::string dotless(std::string name) {
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+// A TorchScript module as a Net: its tensors registered as this module's.
+struct ScriptNet : Net {
+  torch::jit::Module module;
+  explicit ScriptNet(torch::jit::Module m) : module(std::move(m)) {
+    int k = 0;
+    for (const auto& p : module.named_parameters(/*recurse=*/true))
+      register_parameter(fmt::format("p{}_{}", k++, dotless(p.name)), p.value);
+    for (const auto& b : module.named_buffers(/*recurse=*/true))
+      if (b.value.is_floating_point()) register_buffer(fmt::format("b{}_{}", k++, dotless(b.name)), b.value);
+  }
+  torch::Tensor forward(torch::Tensor x) override { return module.forward({x}).toTensor(); }
+  void train(bool on) override {
+    Net::train(on);
+    module.train(on);
+  }
+};
+
 int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
@@ -112,12 +166,72 @@ int64_t product(const std::vector<int64_t>& v) {
 }  // namespace
 
 std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& shape, int classes) {
+  if (spec.name == "torchscript") return std::make_shared<ScriptNet>(load_script(spec.torchscript));
   if (spec.name == "mlp") return std::make_shared<Mlp>(product(shape), spec.hidden, classes);
   if (shape.size() != 3) throw std::invalid_argument(spec.name + " needs image inputs [C, H, W]");
   if (spec.name == "cnn") return std::make_shared<Cnn>(shape, classes, 16, 32, 128);
   if (spec.name == "cnn-wide") return std::make_shared<Cnn>(shape, classes, 32, 64, 256);
   if (spec.name == "resnet20") return std::make_shared<ResNet20>(shape, classes, spec.norm);
   throw std::invalid_argument("unknown model " + spec.name);
+}
+
+int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& shape, int classes) {
+  torch::jit::Module m = load_script(path);
+  if (!m.find_method("forward")) throw InputError(path, "forward", "expected a module with a forward method");
+  int64_t n = 0;
+  for (const auto& p : m.named_parameters(true)) {
+    if (p.value.scalar_type() != torch::kFloat32)
+      throw InputError(path, p.name, fmt::format("expected float32 parameters (call .float() before saving); found {}",
+                                                 c10::toString(p.value.scalar_type())));
+    n += p.value.numel();
+  }
+  if (n == 0) throw InputError(path, "", "expected a module with at least one parameter to train");
+  for (const auto& b : m.named_buffers(true)) {
+    if (b.value.is_floating_point() && b.value.scalar_type() != torch::kFloat32)
+      throw InputError(path, b.name, fmt::format("expected float32 buffers (call .float() before saving); found {}",
+                                                 c10::toString(b.value.scalar_type())));
+    if (b.value.is_floating_point()) n += b.value.numel();
+  }
+  ScriptNet net(m.clone());
+  std::vector<int64_t> one = {1};
+  one.insert(one.end(), shape.begin(), shape.end());
+  const std::string sample = fmt::format("[{}]", fmt::join(one, ", "));
+  torch::Tensor out;
+  try {
+    torch::NoGradGuard guard;
+    net.eval();
+    auto result = net.module.forward({torch::zeros(one)});
+    if (!result.isTensor())
+      throw InputError(path, "forward", fmt::format("expected forward to return logits [1, {}] for one sample {}; it "
+                                                    "returned a {}", classes, sample, result.tagKind()));
+    out = result.toTensor();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(path, "forward", fmt::format("expected forward to take one sample of the data, {}, and return "
+                                                  "logits [1, {}]; it failed (LibTorch: {})",
+                                                  sample, classes, reason(e.what())));
+  }
+  if (out.dim() != 2 || out.size(0) != 1 || out.size(1) != classes || !out.is_floating_point())
+    throw InputError(path, "forward", fmt::format("expected forward to return float logits [1, {}] for one sample {}; "
+                                                  "it returned {} [{}]",
+                                                  classes, sample, c10::toString(out.scalar_type()),
+                                                  fmt::join(out.sizes(), ", ")));
+  // A training pass on two samples: the loss must reach the parameters.
+  one[0] = 2;
+  try {
+    net.train(true);
+    auto loss = net.forward(torch::linspace(-1, 1, product(one)).view(one)).logsumexp(1).sum();
+    if (!loss.requires_grad())
+      throw InputError(path, "forward", "expected the output to depend on the parameters (no gradient reaches them)");
+    loss.backward();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(path, "forward", fmt::format("expected a training pass on two samples to run; it failed (LibTorch: {})",
+                                                  reason(e.what())));
+  }
+  return 4 * n;
 }
 
 }  // namespace gossipsim

@@ -9,6 +9,14 @@
 //             16/32/64 channels, identity shortcuts with zero padding)
 // `norm` for resnet20: batch (BatchNorm; its running statistics are node
 // state) or group (GroupNorm, 8 groups; no running statistics).
+//   torchscript  a module saved from Python by torch.jit.save (ScriptNet):
+//             its parameters and floating-point buffers become this module's,
+//             in the order of the module's parameters() and buffers(), so
+//             they live in the node store like a built-in model's. Integer
+//             buffers (BatchNorm's num_batches_tracked) stay in the module,
+//             shared by the nodes and never merged. The module runs in the
+//             TorchScript interpreter without graph optimisation, so each
+//             operation is the one eager LibTorch runs.
 #pragma once
 
 #include <torch/torch.h>
@@ -26,5 +34,12 @@ struct Net : torch::nn::Module {
 };
 
 std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape, int classes);
+
+// Loads a TorchScript module and checks it against data of `sample_shape`
+// and `classes`: float32 parameters (at least one), a forward pass on one
+// sample that returns logits [1, classes], and a training pass on two
+// samples that reaches the parameters. Returns its float32 parameters and
+// buffers in bytes. Errors are InputErrors naming the file.
+int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& sample_shape, int classes);
 
 }  // namespace gossipsim

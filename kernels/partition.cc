@@ -14,6 +14,16 @@ Partition make_partition(const std::vector<int64_t>& labels, int classes, int no
   if (nodes < 1 || n < nodes) throw std::invalid_argument("fewer samples than nodes");
   Partition parts(nodes);
   switch (spec.kind) {
+    case PartitionSpec::Kind::kFile: {
+      // Checked against the data before the run (check_against_data).
+      if (static_cast<int64_t>(spec.nodes.size()) != n) throw std::invalid_argument("a split of another length");
+      for (int64_t i = 0; i < n && nodes == 1; ++i) parts[0].push_back(i);  // a method that trains alone: all of it
+      for (int64_t i = 0; i < n && nodes > 1; ++i) {
+        if (spec.nodes[i] < 0 || spec.nodes[i] >= nodes) throw std::invalid_argument("a split naming an unknown node");
+        parts[spec.nodes[i]].push_back(i);
+      }
+      break;
+    }
     case PartitionSpec::Kind::kIid: {
       std::vector<int64_t> all(n);
       std::iota(all.begin(), all.end(), 0);

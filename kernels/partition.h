@@ -10,6 +10,9 @@
 //   shards     k classes per node (McMahan et al. 2017): indices sorted by
 //              label (stable), cut into nodes*k equal shards, shards dealt to
 //              nodes by a seeded shuffle, k each.
+//   file       the node of each sample as a split file names it
+//              (sim/dataset_info.h), each node's samples in sample order;
+//              a method that trains alone (one node) holds every sample.
 #pragma once
 
 #include <cstdint>

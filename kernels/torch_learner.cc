@@ -35,6 +35,19 @@ struct TorchSnapshot : ModelSnapshot, NodeChains::Gate {
 
 bool torch_has_cuda() { return torch::cuda::is_available(); }
 
+namespace {
+// The readers scenario parsing uses for files only LibTorch reads
+// (sim/dataset_info.h), installed in every program that links this file.
+TensorFileFacts tensor_file_facts(const std::string& path) {
+  auto d = load_tensor_file(path);
+  return TensorFileFacts{d->train.size(), d->test.size(), d->train.classes, d->train.sample_shape()};
+}
+int64_t torchscript_bytes(const std::string& path, const DatasetInfo& data) {
+  return check_torchscript(path, data.sample_shape, data.classes);
+}
+[[maybe_unused]] const bool readers_installed = (install_torch_file_readers({&tensor_file_facts, &torchscript_bytes}), true);
+}  // namespace
+
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
   const auto& s = static_cast<const TorchSnapshot&>(snapshot);
   s.wait();
@@ -43,6 +56,7 @@ std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
 }
 
 int64_t model_state_bytes(const WorkloadSpec& spec) {
+  if (spec.model.name == "torchscript") return spec.model.state_bytes;
   const DatasetInfo data = published_dataset(spec);
   auto net = make_model(spec.model, data.sample_shape, data.classes);
   int64_t n = 0;
@@ -538,6 +552,8 @@ std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uin
     shared->data = load_fashion_mnist(spec.data_dir.empty() ? kFashionMnistDir : spec.data_dir);
   } else if (spec.dataset == "cifar100") {
     shared->data = load_cifar100(spec.data_dir, spec.coarse_labels);
+  } else if (spec.dataset == "tensors") {
+    shared->data = *load_tensor_file(spec.data_file);  // shares the tensors
   } else {
     shared->data = make_synthetic(spec.synthetic, Streams(seed).seed_for("synthetic-data"));
   }

@@ -4,8 +4,10 @@
 #include <zlib.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "sim/base/error.h"
+#include "sim/base/json_reader.h"
 #include "sim/scenario.h"
 
 namespace gossipsim {
@@ -68,6 +70,11 @@ DatasetInfo published_dataset(const WorkloadSpec& w) {
     d.test = 10000;
     d.classes = w.coarse_labels ? 20 : 100;
     d.sample_shape = {3, 32, 32};
+  } else if (w.dataset == "tensors") {
+    d.train = w.data_facts.train;
+    d.test = w.data_facts.test;
+    d.classes = w.data_facts.classes;
+    d.sample_shape = w.data_facts.shape;
   } else {
     d.train = w.synthetic.train;
     d.test = w.synthetic.test;
@@ -105,6 +112,60 @@ std::vector<std::string> named_data_files(const WorkloadSpec& w) {
   return files;
 }
 
+namespace {
+TorchFileReaders& readers() {
+  static TorchFileReaders r;
+  return r;
+}
+}  // namespace
+
+void install_torch_file_readers(const TorchFileReaders& r) { readers() = r; }
+const TorchFileReaders& torch_file_readers() { return readers(); }
+
+std::string named_file(const JsonReader& r, const std::string& key, const std::string& what) {
+  fs::path path = r.string(key);
+  if (path.empty()) r.fail(key, "the path of " + what);
+  if (path.is_relative() && !r.file().empty()) path = fs::path(r.file()).parent_path() / path;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) r.fail(key, what + " (" + path.string() + " not found)");
+  r.note_input(key, path.string());
+  return path.string();
+}
+
+std::vector<int> read_split_file(const JsonReader& r, const std::string& path, int nodes) {
+  constexpr int64_t kMostLines = 100'000'000;
+  std::error_code ec;
+  if (fs::file_size(path, ec) > uintmax_t(16) * kMostLines)
+    throw r.inside_named_file(InputError(path, "", "expected at most 100,000,000 lines of node ids"), "path", "split file");
+  std::ifstream in(path, std::ios::binary);
+  std::vector<int> out;
+  std::string line;
+  int64_t number = 0;
+  auto fail = [&](const std::string& expected) {
+    throw r.inside_named_file(InputError(path, fmt::format("line {}", number), expected), "path", "split file");
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    const size_t b = line.find_first_not_of(" \t"), e = line.find_last_not_of(" \t");
+    line = b == std::string::npos ? std::string() : line.substr(b, e - b + 1);
+    if (line.empty() || line[0] == '#' || (out.empty() && line == "node")) continue;
+    const std::string digits = line[0] == 'n' ? line.substr(1) : line;
+    int64_t id = -1;
+    if (!digits.empty() && digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string::npos)
+      id = std::stoll(digits);
+    if (id < 0 || id >= nodes)
+      fail(fmt::format("expected a node id, n0..n{} (or 0..{}), got '{}'", nodes - 1, nodes - 1,
+                       line.size() > 40 ? line.substr(0, 40) + "..." : line));
+    if (static_cast<int64_t>(out.size()) == kMostLines) fail("expected at most 100,000,000 training samples");
+    out.push_back(static_cast<int>(id));
+  }
+  if (out.empty()) throw r.inside_named_file(InputError(path, "", "expected one node id per training sample; found none"),
+                                             "path", "split file");
+  return out;
+}
+
 void check_against_data(const Scenario& sc, const DatasetInfo& data) {
   const WorkloadSpec& w = sc.workload;
   if (w.train_samples > data.train)
@@ -126,6 +187,22 @@ void check_against_data(const Scenario& sc, const DatasetInfo& data) {
       throw InputError(sc.file, "/workload/partition/classes_per_node",
                        fmt::format("expected at most one shard per training sample ({} nodes x {} shards > {} samples)", nodes,
                                    w.partition.classes_per_node, train));
+  }
+  if (w.partition.kind == PartitionSpec::Kind::kFile) {
+    const auto& split = w.partition.nodes;
+    if (static_cast<int64_t>(split.size()) != train)
+      throw InputError(w.partition.path, "",
+                       fmt::format("expected one node id per training sample, {} lines (the file has {}) (in the split file "
+                                   "that {}: /workload/partition/path names)",
+                                   train, split.size(), sc.file));
+    std::vector<int64_t> count(nodes, 0);
+    for (int n : split) ++count[n];
+    for (int64_t n = 0; n < nodes; ++n)
+      if (count[n] == 0)
+        throw InputError(w.partition.path, "",
+                         fmt::format("expected at least one training sample for every node; n{} has none (in the split "
+                                     "file that {}: /workload/partition/path names)",
+                                     n, sc.file));
   }
 }
 

@@ -15,12 +15,39 @@
 namespace gossipsim {
 
 struct Scenario;
+class JsonReader;
 
 struct DatasetInfo {
   int64_t train = 0, test = 0;  // samples in the files
   int classes = 0;
   std::vector<int64_t> sample_shape;
 };
+
+// Files that only LibTorch reads: a data file of tensors (torch.save) and a
+// TorchScript module. kernels/ installs the readers (kernels/torch_files.cc)
+// in every program that links it; without them a scenario naming such a
+// file is refused in one line.
+struct TorchFileReaders {
+  // What the data file holds; an InputError naming the file otherwise.
+  TensorFileFacts (*data)(const std::string& path) = nullptr;
+  // Loads the module, checks its parameters and one forward pass on one
+  // sample of `data`; returns its float32 parameters and buffers in bytes.
+  int64_t (*model)(const std::string& path, const DatasetInfo& data) = nullptr;
+};
+void install_torch_file_readers(const TorchFileReaders& readers);
+const TorchFileReaders& torch_file_readers();
+
+// Reads /workload's files as parse_workload finds them: the path at `key` of
+// `r`, resolved beside the scenario file, must exist; it is recorded as an
+// input (a resume checks its digest).
+std::string named_file(const JsonReader& r, const std::string& key, const std::string& what);
+
+// A split file (/workload/partition {"kind": "file"}): one line per training
+// sample, in sample order, naming its node as n<id> or <id>; blank lines,
+// lines starting with # and a first line "node" are skipped. Each error names
+// the file and the line. `r` is /workload/partition, for errors to say what
+// named the file.
+std::vector<int> read_split_file(const JsonReader& r, const std::string& path, int nodes);
 
 // What the dataset of `w` holds as published (Fashion-MNIST 60,000 + 10,000
 // samples of 1x28x28 in 10 classes; CIFAR-100 50,000 + 10,000 of 3x32x32 in
@@ -35,7 +62,8 @@ DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file);
 // Checks the scenario's sizes against its data: /workload/train_samples and
 // /eval/test_samples (when given) within the data, at least one training
 // sample per node, /workload/partition/classes_per_node within the classes
-// and one sample per shard.
+// and one sample per shard, a split file with one line per training sample
+// and at least one sample for every node.
 void check_against_data(const Scenario& sc, const DatasetInfo& data);
 
 // The data files the scenario names through /workload/data_dir (none when it

@@ -56,8 +56,22 @@ std::vector<int64_t> int_list(const JsonReader& r, const std::string& key, std::
 
 WorkloadSpec parse_workload(const JsonReader& r) {
   WorkloadSpec w;
-  w.dataset = choice(r, "dataset", {"fashion-mnist", "cifar100", "synthetic"});
+  if (r.has("dataset") && r.value()["dataset"].is_object()) {
+    JsonReader d = r.at("dataset");
+    w.dataset = "tensors";
+    w.data_file = named_file(d, "tensors", "a data file of tensors written by torch.save (scripts/export-workload)");
+    if (!torch_file_readers().data) d.fail("tensors", "a build with LibTorch (this one cannot read tensor files)");
+    try {
+      w.data_facts = torch_file_readers().data(w.data_file);
+    } catch (const InputError& e) {
+      throw d.inside_named_file(e, "tensors", "data file");
+    }
+    d.done();
+  } else {
+    w.dataset = choice(r, "dataset", {"fashion-mnist", "cifar100", "synthetic"});
+  }
   w.data_dir = r.string("data_dir", "");
+  if (w.dataset == "tensors" && !w.data_dir.empty()) r.fail("data_dir", "no data_dir with a data file of tensors");
   if (w.dataset == "cifar100" && w.data_dir.empty())
     r.fail("data_dir", "the folder holding CIFAR-100's train.bin and test.bin (required for cifar100)");
   w.coarse_labels = r.boolean("coarse_labels", false);
@@ -80,7 +94,18 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     s->require(w.synthetic.noise >= 0, "noise", "a number >= 0");
     s->done();
   }
-  if (r.has("model") && r.value()["model"].is_object()) {
+  if (r.has("model") && r.value()["model"].is_object() && r.value()["model"].contains("torchscript")) {
+    JsonReader m = r.at("model");
+    w.model.name = "torchscript";
+    w.model.torchscript = named_file(m, "torchscript", "a TorchScript module saved by torch.jit.save (scripts/export-workload)");
+    if (!torch_file_readers().model) m.fail("torchscript", "a build with LibTorch (this one cannot read TorchScript)");
+    try {
+      w.model.state_bytes = torch_file_readers().model(w.model.torchscript, published_dataset(w));
+    } catch (const InputError& e) {
+      throw m.inside_named_file(e, "torchscript", "TorchScript module");
+    }
+    m.done();
+  } else if (r.has("model") && r.value()["model"].is_object()) {
     JsonReader m = r.at("model");
     w.model.name = m.string("name");
     w.model.hidden = int_list(m, "hidden", w.model.hidden);
@@ -116,9 +141,12 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     o->done();
   }
   if (auto p = r.child("partition")) {
-    std::string kind = choice(*p, "kind", {"iid", "dirichlet", "shards"});
+    std::string kind = choice(*p, "kind", {"iid", "dirichlet", "shards", "file"});
     w.partition.kind = kind == "dirichlet" ? PartitionSpec::Kind::kDirichlet
-                       : kind == "shards" ? PartitionSpec::Kind::kShards : PartitionSpec::Kind::kIid;
+                       : kind == "shards" ? PartitionSpec::Kind::kShards
+                       : kind == "file"   ? PartitionSpec::Kind::kFile : PartitionSpec::Kind::kIid;
+    // The file is read once the node count is known (parse_scenario).
+    if (kind == "file") w.partition.path = named_file(*p, "path", "a split file, one node id per training sample");
     w.partition.alpha = p->number("alpha", w.partition.alpha);
     p->require(w.partition.alpha > 0, "alpha", "a number > 0");
     w.partition.classes_per_node = static_cast<int>(p->integer("classes_per_node", w.partition.classes_per_node));
@@ -375,6 +403,9 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
     r.fail("eval", fmt::format("at most {:g} evaluations: /stop/virtual_s / /eval/every_s = {:.4g}", kMaxEvaluations,
                                sc.stop.virtual_s / sc.eval.every_s));
   sc.topology = build_topology(r.at("topology"), sc.network.links, Streams(sc.seed), sc.limits);
+  if (sc.workload.partition.kind == PartitionSpec::Kind::kFile)
+    sc.workload.partition.nodes = read_split_file(r.at("workload").at("partition"), sc.workload.partition.path,
+                                                  sc.topology.node_count());
   if (auto o = r.child("overrides"))
     apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
   const Streams streams(sc.seed);

@@ -9,15 +9,19 @@
 namespace gossipsim {
 
 struct PartitionSpec {
-  enum class Kind { kIid, kDirichlet, kShards } kind = Kind::kIid;
+  enum class Kind { kIid, kDirichlet, kShards, kFile } kind = Kind::kIid;
   double alpha = 0.5;        // dirichlet concentration, > 0; small = strong label skew
   int classes_per_node = 2;  // shards: classes each node holds
+  std::string path;          // file: the split file, as resolved (beside the scenario)
+  std::vector<int> nodes;    // file: the node of each training sample, in sample order
 };
 
 struct ModelSpec {
-  std::string name = "cnn";             // mlp | cnn | cnn-wide | resnet20
+  std::string name = "cnn";             // mlp | cnn | cnn-wide | resnet20 | torchscript
   std::vector<int64_t> hidden = {128};  // mlp: hidden layer widths
   std::string norm = "batch";           // resnet20: batch | group
+  std::string torchscript;              // torchscript: the module file, as resolved (beside the scenario)
+  int64_t state_bytes = 0;              // torchscript: float32 parameters and buffers, found when it was read
 };
 
 struct SyntheticSpec {
@@ -50,9 +54,19 @@ inline const std::vector<std::string>& model_names() {
 // Where Debian's dataset-fashion-mnist installs the files.
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
+// What a data file of tensors holds (/workload/dataset {"tensors": ...}),
+// found when the scenario was read.
+struct TensorFileFacts {
+  int64_t train = 0, test = 0;
+  int classes = 0;
+  std::vector<int64_t> shape;  // one sample
+};
+
 struct WorkloadSpec {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic
+  std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic | tensors
   std::string data_dir;                   // default: /usr/share/datasets/fashion-mnist for fashion-mnist
+  std::string data_file;                  // tensors: the file, as resolved (beside the scenario)
+  TensorFileFacts data_facts;             // tensors
   bool coarse_labels = false;             // cifar100: 20 superclasses instead of 100 classes
   int64_t train_samples = 0;              // keep only the first n training samples (0: all)
   SyntheticSpec synthetic;
