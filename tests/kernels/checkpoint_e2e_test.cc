@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_util.h"
+#include "tests/kernels/workload_files.h"
 
 namespace gossipsim {
 namespace {
@@ -127,6 +128,44 @@ TEST_F(Interrupted, SigtermStopsCleanlyAndMarksTheOutputsIncomplete) {
   EXPECT_FALSE(nlohmann::json::parse(read(dir_ / "stopped/.gossipsim")).contains("complete"));
   EXPECT_EQ(nlohmann::json::parse(read(dir_ / "stopped/summary.json"))["complete"], true);
   expect_clean("stopped");
+}
+
+// A TorchScript model, a data file of tensors and a split file (docs/workloads.md).
+TEST_F(Interrupted, AnOwnWorkloadKilledResumesToTheSameBytesAndRefusesAChangedDataFile) {
+  test::save_module((dir_ / "mlp.pt").string(),
+                    {{"w1", 0.3 * torch::ones({6, 4})}, {"b1", torch::zeros({6})}, {"w2", 0.1 * torch::ones({4, 6})},
+                     {"b2", torch::zeros({4})}},
+                    {}, "def forward(self, x):\n  return torch.linear(torch.relu(torch.linear(x, self.w1, self.b1)), "
+                        "self.w2, self.b2)\n");
+  test::save_blobs((dir_ / "blobs.pt").string(), 240, 40, 4, 4);
+  {
+    std::ofstream split(dir_ / "split.txt");
+    for (int i = 0; i < 240; ++i) split << "n" << (i / 10) % 6 << "\n";
+  }
+  nlohmann::json s = {{"name", "own"},
+                      {"topology", {{"generator", "ring"}, {"nodes", 6}}},
+                      {"workload",
+                       {{"dataset", {{"tensors", "blobs.pt"}}},
+                        {"model", {{"torchscript", "mlp.pt"}}},
+                        {"batch", 8},
+                        {"partition", {{"kind", "file"}, {"path", "split.txt"}}}}},
+                      {"methods", {"gossip", "gossip-scheduled", "allreduce"}},
+                      {"stop", {{"virtual_s", 4}}},
+                      {"eval", {{"every_s", 1}}}};
+  std::ofstream(dir_ / "own.json") << s.dump(1);
+  ASSERT_EQ(run("own.json --workers 2 --out straight"), 0);
+  EXPECT_EQ(run("own.json --workers 2 --out killed --checkpoint-every 1", "GOSSIPSIM_TEST_RAISE=5:9"), 128 + SIGKILL);
+  std::string said;
+  ASSERT_EQ(run("--resume killed", "", &said), 0) << said;
+  expect_same_csvs("straight", "killed", {"gossip", "gossip-scheduled", "allreduce"});
+  expect_clean("killed");
+  // New data under the same name: the resume refuses to mix them.
+  EXPECT_EQ(run("own.json --out changed --checkpoint-every 1", "GOSSIPSIM_TEST_RAISE=2:9"), 128 + SIGKILL);
+  test::save_blobs((dir_ / "blobs.pt").string(), 240, 41, 4, 4);
+  EXPECT_EQ(run("--resume changed", "", &said), 2) << said;
+  EXPECT_NE(said.find("/workload/dataset/tensors: expected " + (dir_ / "blobs.pt").string() + " as it was when the run began"),
+            std::string::npos)
+      << said;
 }
 
 TEST_F(Interrupted, FashionMnistTrainingOnTwoWorkersResumesToTheSameBytes) {

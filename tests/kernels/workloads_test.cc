@@ -235,6 +235,27 @@ TEST_F(Workloads, AModelTensorsAndASplitFileRunEveryMethodAndPlot) {
   EXPECT_TRUE(fs::exists(dir_ / "r/accuracy.png"));
 }
 
+// The examples of scenarios/custom, with their files written by
+// scripts/export-workload (the tabular one; lenet's needs Fashion-MNIST
+// written out, 200 MB, and is run by hand: docs/workloads.md).
+TEST_F(Workloads, TheTabularExampleIsWrittenByTheExportScriptAndRuns) {
+  if (test::run_shell("/usr/bin/python3 -c 'import torch'") != 0)
+    GTEST_SKIP() << "python3-torch is missing (scripts/setup installs it)";
+  std::string said;
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload tabular --out " + dir_.string(),
+                            &said), 0) << said;
+  fs::copy_file(fs::path(GOSSIPSIM_SOURCE_DIR) / "scenarios/custom/tabular-sites.json", dir_ / "s.json");
+  ASSERT_EQ(gossipsim("run s.json --quiet --out r --set /stop/virtual_s=4 --methods gossip-overlap,single", &said), 0)
+      << said;
+  auto summary = nlohmann::json::parse(read(dir_ / "r/summary.json"));
+  // One site per node: 600 samples each.
+  for (const auto& row : summary["label_histogram"]) {
+    int64_t n = 0;
+    for (const auto& c : row) n += c.get<int64_t>();
+    EXPECT_EQ(n, 600);
+  }
+}
+
 TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatNamedIt) {
   write_small_workload();
   write("s.json", scenario());
