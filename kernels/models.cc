@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
+
+#include <functional>
+#include <set>
 
 #include <algorithm>
 #include <stdexcept>
@@ -140,10 +144,36 @@ std::string dotless(std::string name) {
   return name;
 }
 
+// Whether the module's forward, with every call inlined, runs an operation
+// that draws from the global generator.
+bool forward_draws_random_numbers(const torch::jit::Module& m) {
+  static const std::set<std::string> random_ops = {
+      "aten::dropout",   "aten::dropout_",    "aten::feature_dropout", "aten::feature_dropout_", "aten::alpha_dropout",
+      "aten::alpha_dropout_", "aten::feature_alpha_dropout", "aten::rand", "aten::rand_like", "aten::randn",
+      "aten::randn_like", "aten::randint", "aten::randint_like", "aten::randperm", "aten::bernoulli",
+      "aten::bernoulli_", "aten::multinomial", "aten::normal", "aten::normal_", "aten::uniform_",
+      "aten::rrelu",     "aten::rrelu_",      "aten::poisson",         "aten::exponential_",     "aten::cauchy_",
+      "aten::geometric_", "aten::log_normal_", "aten::random_"};
+  auto graph = m.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  std::function<bool(torch::jit::Block*)> visit = [&](torch::jit::Block* b) {
+    for (torch::jit::Node* n : b->nodes()) {
+      if (random_ops.count(n->kind().toQualString())) return true;
+      for (torch::jit::Block* inner : n->blocks())
+        if (visit(inner)) return true;
+    }
+    return false;
+  };
+  return visit(graph->block());
+}
+
 // A TorchScript module as a Net: its tensors registered as this module's.
 struct ScriptNet : Net {
   torch::jit::Module module;
+  bool random = false;
+  bool draws_random_numbers() const override { return random; }
   explicit ScriptNet(torch::jit::Module m) : module(std::move(m)) {
+    random = forward_draws_random_numbers(module);
     int k = 0;
     for (const auto& p : module.named_parameters(/*recurse=*/true))
       register_parameter(fmt::format("p{}_{}", k++, dotless(p.name)), p.value);

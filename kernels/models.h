@@ -16,7 +16,9 @@
 //             buffers (BatchNorm's num_batches_tracked) stay in the module,
 //             shared by the nodes and never merged. The module runs in the
 //             TorchScript interpreter without graph optimisation, so each
-//             operation is the one eager LibTorch runs.
+//             operation is the one eager LibTorch runs. A module whose
+//             forward (inlined) calls a random operation (dropout, rand,
+//             bernoulli, ...) draws random numbers (Net::draws_random_numbers).
 #pragma once
 
 #include <torch/torch.h>
@@ -31,6 +33,11 @@ namespace gossipsim {
 
 struct Net : torch::nn::Module {
   virtual torch::Tensor forward(torch::Tensor x) = 0;
+  // Whether forward draws from LibTorch's global generator (dropout and
+  // the like; none of the built-in models does). The learner then seeds the
+  // generator before each step from (seed, node, step), one step at a time,
+  // so that results depend neither on the worker count nor on a resume.
+  virtual bool draws_random_numbers() const { return false; }
 };
 
 std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape, int classes);

@@ -84,6 +84,7 @@ class TorchLearner : public Learner {
     const Streams streams(shared_->seed);
     torch::manual_seed(streams.seed_for("model-init"));
     auto prototype = build_net();
+    random_ = prototype->draws_random_numbers();
     store_ = std::make_unique<NodeStore>(*prototype, nodes, spec_.optimizer.momentum > 0);
     if (!device_.is_cpu()) {
       store_->params = store_->params.to(device_);
@@ -430,7 +431,15 @@ class TorchLearner : public Learner {
     y = y.to(device_);
     auto params = store_->params[n];
     v.bind(params, store_->buffers[n]);
-    forward_backward(v, x, y);
+    if (random_) {
+      // The model draws from LibTorch's global generator: one step at a
+      // time, from a seed of its own.
+      std::lock_guard<std::mutex> lock(random_mutex_);
+      torch::manual_seed(Streams(shared_->seed).seed_for("model-random", (uint64_t(n) << 40) ^ uint64_t(s.steps)));
+      forward_backward(v, x, y);
+    } else {
+      forward_backward(v, x, y);
+    }
     sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[n] : torch::Tensor(),
                spec_.optimizer, learning_rate(s, n));
     ++s.steps;
@@ -527,6 +536,8 @@ class TorchLearner : public Learner {
   std::vector<NodeId> evaluated_;                   // empty: all
   std::vector<int> groups_;                         // per node; empty: none
   std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating
+  bool random_ = false;                             // the model draws random numbers (Net::draws_random_numbers)
+  std::mutex random_mutex_;                         // then its steps run one at a time
 };
 
 class TorchFactory : public LearnerFactory {
