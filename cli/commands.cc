@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,9 +51,22 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
   check_workload(sc, kernels);
   fmt::print("{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:",
              file, sc.name, sc.topology.description, boost::num_vertices(sc.topology.graph),
-             boost::num_edges(sc.topology.graph), sc.workload.dataset, sc.workload.model.name, sc.workload.batch);
+             boost::num_edges(sc.topology.graph),
+             sc.workload.dataset == "tensors" ? fmt::format("tensors {} ({} + {} samples of [{}], {} classes)",
+                                                            sc.workload.data_file, sc.workload.data_facts.train,
+                                                            sc.workload.data_facts.test,
+                                                            fmt::join(sc.workload.data_facts.shape, ", "),
+                                                            sc.workload.data_facts.classes)
+                                              : sc.workload.dataset,
+             sc.workload.model.name == "torchscript"
+                 ? fmt::format("torchscript {} ({} bytes of state)", sc.workload.model.torchscript,
+                               sc.workload.model.state_bytes)
+                 : sc.workload.model.name,
+             sc.workload.batch);
   for (const auto& m : sc.methods) fmt::print(" {}", m.label);
   fmt::print("\n");
+  if (sc.workload.partition.kind == PartitionSpec::Kind::kFile)
+    fmt::print("  split: {} ({} samples)\n", sc.workload.partition.path, sc.workload.partition.nodes.size());
   // What the living WAN adds (docs/wan.md), so a user sees what was drawn.
   if (!sc.network.profiles.empty() || !sc.compute.profiles.empty())
     fmt::print("  profiles: {} network, {} compute\n", sc.network.profiles.size(), sc.compute.profiles.size());
