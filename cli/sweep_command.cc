@@ -174,6 +174,11 @@ class SweepRun {
 
   std::vector<std::string> point_args(size_t p) const {
     const fs::path dir = out_ / "points" / std::to_string(p);
+    // A point stopped by a signal took a last checkpoint beside its folder:
+    // it goes on from there (to the bytes of a run never stopped) rather
+    // than fail on the checkpoint its fresh run would not overwrite.
+    if (fs::exists(fs::path(dir.string() + ".checkpoint") / "checkpoint.json"))
+      return {"gossipsim", "run", "--resume", dir.string(), "--quiet", "--workers", std::to_string(cmd_.workers)};
     std::vector<std::string> args = {"gossipsim", "run", sweep_.base, "--quiet", "--force", "--workers",
                                      std::to_string(cmd_.workers), "--kernels", cmd_.kernels, "--out", dir.string()};
     if (cmd_.trace) args.push_back("--trace");

@@ -143,6 +143,34 @@ TEST(Sweep, SigtermStopsTheSweepAndItsPointRuns) {
   fs::remove_all(f.parent_path());
 }
 
+// A point stopped mid-run by SIGTERM leaves a last checkpoint beside its
+// folder; the sweep, started again, resumes it (a fresh run of the point
+// used to refuse that folder, and the point failed).
+TEST(Sweep, APointStoppedWithACheckpointIsResumedWhenTheSweepStartsAgain) {
+  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2}}}});
+  fs::path out = temp("resumed-point");
+  std::string text;
+  ASSERT_EQ(run(f.string() + " --jobs 1 --out " + out.string(), &text), 0) << text;
+  const std::string straight = read(out / "points/1/gossip/metrics.csv");
+  ASSERT_FALSE(straight.empty());
+  // Point 1 again, as the sweep runs it, stopped by SIGTERM after its 2nd checkpoint.
+  fs::remove_all(out / "points/1");
+  const std::string point = std::string(GOSSIPSIM_BINARY) + " run " + GOSSIPSIM_SOURCE_DIR +
+                            "/scenarios/teaching/synthetic-4.json --quiet --kernels none --out " +
+                            (out / "points/1").string() +
+                            " --set /stop/virtual_s=3 --set '/methods=[\"gossip\",\"gossip-scheduled\"]' --set /seed=2"
+                            " --checkpoint-every 0.5";
+  EXPECT_EQ(test::run_shell("GOSSIPSIM_TEST_RAISE=2:15 " + point, &text), 128 + SIGTERM) << text;
+  ASSERT_TRUE(fs::exists(out.string() + "/points/1.checkpoint/checkpoint.json"));
+  fs::remove(out / "sweep.csv");
+  ASSERT_EQ(run(f.string() + " --jobs 1 --out " + out.string(), &text), 0) << text;
+  EXPECT_NE(text.find("point 1 done"), std::string::npos) << text;
+  EXPECT_EQ(read(out / "points/1/gossip/metrics.csv"), straight);
+  EXPECT_FALSE(fs::exists(out.string() + "/points/1.checkpoint"));
+  EXPECT_TRUE(fs::exists(out / "sweep.csv"));
+  fs::remove_all(f.parent_path());
+}
+
 TEST(Sweep, AFailingPointDoesNotStopTheOthers) {
   fs::path f = write_sweep({{{"path", "/network/links/bandwidth_mbps"}, {"values", {1000, -5, 500}}}});
   fs::path out = temp("failing");
