@@ -42,10 +42,13 @@ class Workloads : public ::testing::Test {
   int gossipsim(const std::string& args, std::string* out = nullptr) const {
     return test::run_shell("cd " + dir_.string() + " && " + GOSSIPSIM_BINARY + " " + args, out);
   }
-  // Refused by validate and by run alike: exit 2, one line that says
-  // `expected`, and no result folder.
-  void refused(const std::string& expected, const std::string& extra = "") const {
-    for (const std::string& cmd : {"validate s.json" + extra, "run s.json --quiet --out o" + extra}) {
+  // Refused by validate (and by run, where `also_run`; both read the
+  // scenario alike): exit 2, one line that says `expected`, and no result
+  // folder.
+  void refused(const std::string& expected, bool also_run = false) const {
+    std::vector<std::string> cmds = {"validate s.json"};
+    if (also_run) cmds.push_back("run s.json --quiet --out o");
+    for (const std::string& cmd : cmds) {
       std::string out;
       EXPECT_EQ(gossipsim(cmd, &out), 2) << cmd << "\n" << out;
       EXPECT_NE(out.find(expected), std::string::npos) << cmd << "\n" << out;
@@ -301,14 +304,14 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   };
   with_model({{"torchscript", "missing.pt"}});
   refused("s.json: /workload/model/torchscript: expected a TorchScript module saved by torch.jit.save "
-          "(scripts/export-workload) (missing.pt not found)");
+          "(scripts/export-workload) (missing.pt not found)", true);
   std::ofstream(path("garbage.pt")) << "not a zip file";
   with_model({{"torchscript", "garbage.pt"}});
-  refused("garbage.pt: expected a TorchScript module saved by torch.jit.save");
+  refused("garbage.pt: expected a TorchScript module saved by torch.jit.save", true);
   refused("(in the TorchScript module that s.json: /workload/model/torchscript names)");
   test::save_linear(path("three.pt"), torch::zeros({4, 3}), torch::zeros({4}));  // 3 features, the data have 4
   with_model({{"torchscript", "three.pt"}});
-  refused("three.pt: forward: expected forward to take one sample of the data, [1, 4], and return logits [1, 4]");
+  refused("three.pt: forward: expected forward to take one sample of the data, [1, 4], and return logits [1, 4]", true);
   test::save_linear(path("five.pt"), torch::zeros({5, 4}), torch::zeros({5}));  // 5 classes, the data have 4
   with_model({{"torchscript", "five.pt"}});
   refused("five.pt: forward: expected forward to return float logits [1, 4] for one sample [1, 4]; it returned Float [1, 5]");
@@ -319,6 +322,10 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   test::save_module(path("none.pt"), {}, {}, "def forward(self, x):\n  return x\n");
   with_model({{"torchscript", "none.pt"}});
   refused("none.pt: expected a module with at least one parameter to train");
+  test::save_module(path("tuple.pt"), {{"weight", torch::zeros({4, 4})}}, {},
+                    "def forward(self, x):\n  return (torch.linear(x, self.weight), x)\n");
+  with_model({{"torchscript", "tuple.pt"}});
+  refused("tuple.pt: forward: expected forward to return logits [1, 4] for one sample [1, 4]; it returned a Tuple");
   with_model({{"torchscript", 3}});
   refused("s.json: /workload/model/torchscript:");
   with_model({{"torchscript", ""}});
@@ -338,7 +345,7 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   };
   auto x = torch::zeros({8, 4}), y = torch::arange(8, torch::kInt64).remainder(4);
   with_data({{"x_train", x}, {"x_test", x}, {"y_test", y}});
-  refused("d.pt: y_train: expected integer labels [samples] (missing)");
+  refused("d.pt: y_train: expected integer labels [samples] (missing)", true);
   refused("(in the data file that s.json: /workload/dataset/tensors names)");
   with_data({{"x_train", x}, {"y_train", y.to(torch::kFloat32)}, {"x_test", x}, {"y_test", y}});
   refused("d.pt: y_train: expected integer labels [8], one per input; found Float 8");
@@ -360,6 +367,11 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   refused("d.pt: labels: unknown key; expected x_train, y_train, x_test, y_test and optionally classes");
   std::ofstream(path("d.pt")) << "{\"x_train\": []}";
   refused("d.pt: expected a dict of tensors x_train, y_train, x_test, y_test written by torch.save (LibTorch:");
+  {
+    const std::vector<char> bytes = torch::pickle_save(x);  // a tensor, not a dict
+    std::ofstream(path("d.pt"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  refused("d.pt: expected a dict of tensors x_train, y_train, x_test, y_test written by torch.save; found a Tensor");
   test::save_tensors(path("d.pt"), {});
   refused("d.pt: x_train: expected float inputs [samples, ...], one to three dimensions per sample (missing)");
 }
@@ -372,9 +384,9 @@ TEST_F(Workloads, BadSplitFilesNameTheirLine) {
   for (int i = 0; i < 199; ++i) lines += std::to_string(i % 4) + "\n";
   with_split(lines);
   refused("split.txt: expected one node id per training sample, 200 lines (the file has 199) (in the split file that "
-          "s.json: /workload/partition/path names)");
+          "s.json: /workload/partition/path names)", true);
   with_split("n0\nn1\nn9\n" + lines);
-  refused("split.txt: line 3: expected a node id, n0..n3 (or 0..3), got 'n9'");
+  refused("split.txt: line 3: expected a node id, n0..n3 (or 0..3), got 'n9'", true);
   with_split("# a comment\n\nn0\n-1\n");
   refused("split.txt: line 4: expected a node id, n0..n3 (or 0..3), got '-1'");
   with_split("node\nn1.5\n");
@@ -382,7 +394,7 @@ TEST_F(Workloads, BadSplitFilesNameTheirLine) {
   lines.clear();
   for (int i = 0; i < 200; ++i) lines += "n" + std::to_string(i % 3) + "\n";  // n3 has nothing
   with_split(lines);
-  refused("split.txt: expected at least one training sample for every node; n3 has none");
+  refused("split.txt: expected at least one training sample for every node; n3 has none", true);
   with_split("");
   refused("split.txt: expected one node id per training sample; found none");
   auto s = scenario();
