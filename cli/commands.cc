@@ -43,7 +43,8 @@ void check_workload(const Scenario& sc, const std::string& kernels) {
 #ifdef GOSSIPSIM_WITH_TORCH
   if (model == 0) model = model_state_bytes(sc.workload);
 #endif
-  check_memory(sc, model, static_cast<int64_t>(4.0 * features * static_cast<double>(data.train + data.test)));
+  const double bytes_per_value = data.integer_inputs ? 8.0 : 4.0;
+  check_memory(sc, model, static_cast<int64_t>(bytes_per_value * features * static_cast<double>(data.train + data.test)));
 }
 
 int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels) {

@@ -172,11 +172,13 @@ DataPair read_tensor_file(const std::string& path) {
     return it->second.toTensor();
   };
   auto inputs = [&](const std::string& key) {
-    auto x = tensor(key, "float inputs [samples, ...], one to three dimensions per sample");
-    if (!x.is_floating_point() || x.dim() < 2 || x.dim() > 4 || x.size(0) < 1)
-      throw InputError(path, key, fmt::format("expected float inputs [samples, ...] with one to three dimensions per "
-                                              "sample and at least one sample; found {} {}",
+    auto x = tensor(key, "float inputs (or integer token ids) [samples, ...], one to three dimensions per sample");
+    const bool ids = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
+    if ((!x.is_floating_point() && !ids) || x.dim() < 2 || x.dim() > 4 || x.size(0) < 1)
+      throw InputError(path, key, fmt::format("expected float inputs (or integer token ids) [samples, ...] with one to "
+                                              "three dimensions per sample and at least one sample; found {} {}",
                                               c10::toString(x.scalar_type()), fmt::format("{}", fmt::join(x.sizes(), "x"))));
+    if (ids) return x.to(torch::kCPU, torch::kInt64).contiguous();
     x = x.to(torch::kCPU, torch::kFloat32).contiguous();
     if (!torch::isfinite(x).all().item<bool>()) throw InputError(path, key, "expected finite inputs; found NaN or infinity");
     return x;
@@ -191,6 +193,10 @@ DataPair read_tensor_file(const std::string& path) {
   DataPair d;
   d.train.inputs = inputs("x_train");
   d.test.inputs = inputs("x_test");
+  if (d.test.inputs.scalar_type() != d.train.inputs.scalar_type())
+    throw InputError(path, "x_test", fmt::format("expected inputs of x_train's kind, {}; found {}",
+                                                 d.train.inputs.is_floating_point() ? "float" : "integer token ids",
+                                                 d.test.inputs.is_floating_point() ? "float" : "integer token ids"));
   if (d.test.inputs.sizes().slice(1) != d.train.inputs.sizes().slice(1))
     throw InputError(path, "x_test", fmt::format("expected samples of the shape of x_train's, [{}]; found [{}]",
                                                  fmt::join(d.train.inputs.sizes().slice(1), ", "),

@@ -17,7 +17,7 @@
 namespace gossipsim {
 
 struct Dataset {
-  torch::Tensor inputs;  // float32, normalised
+  torch::Tensor inputs;  // float32, normalised; or int64 token ids (a data file of tensors)
   torch::Tensor labels;  // int64
   int classes = 0;
   bool augment = false;  // CIFAR: random crop (pad 4) and horizontal flip on training batches
@@ -46,7 +46,8 @@ torch::Tensor read_idx(const std::string& path);
 
 // A data file of tensors written by Python's torch.save: a dict with float
 // tensors x_train [N, ...] and x_test [M, ...] (one to three dimensions per
-// sample, the same for both), int labels y_train [N] and y_test [M], and
+// sample, the same for both; or integer token ids, kept as int64, for a
+// TorchScript model that embeds them), int labels y_train [N] and y_test [M], and
 // optionally an int `classes` (default: the largest label plus one). Inputs
 // are used as they are (normalise them in Python). Read with LibTorch's own
 // unpickler; every error is an InputError naming the file and the key. The

@@ -205,7 +205,8 @@ std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t
   throw std::invalid_argument("unknown model " + spec.name);
 }
 
-int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& shape, int classes) {
+int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& shape, int classes, bool integer_inputs) {
+  const auto dtype = integer_inputs ? torch::kInt64 : torch::kFloat32;
   torch::jit::Module m = load_script(path);
   if (!m.find_method("forward")) throw InputError(path, "forward", "expected a module with a forward method");
   int64_t n = 0;
@@ -225,12 +226,12 @@ int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& s
   ScriptNet net(m.clone());
   std::vector<int64_t> one = {1};
   one.insert(one.end(), shape.begin(), shape.end());
-  const std::string sample = fmt::format("[{}]", fmt::join(one, ", "));
+  const std::string sample = fmt::format("[{}]{}", fmt::join(one, ", "), integer_inputs ? " of token ids" : "");
   torch::Tensor out;
   try {
     torch::NoGradGuard guard;
     net.eval();
-    auto result = net.module.forward({torch::zeros(one)});
+    auto result = net.module.forward({torch::zeros(one, dtype)});
     if (!result.isTensor())
       throw InputError(path, "forward", fmt::format("expected forward to return logits [1, {}] for one sample {}; it "
                                                     "returned a {}", classes, sample, result.tagKind()));
@@ -251,7 +252,8 @@ int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& s
   one[0] = 2;
   try {
     net.train(true);
-    auto loss = net.forward(torch::linspace(-1, 1, product(one)).view(one)).logsumexp(1).sum();
+    auto x = integer_inputs ? torch::zeros(one, dtype) : torch::linspace(-1, 1, product(one)).view(one);
+    auto loss = net.forward(x).logsumexp(1).sum();
     if (!loss.requires_grad())
       throw InputError(path, "forward", "expected the output to depend on the parameters (no gradient reaches them)");
     loss.backward();

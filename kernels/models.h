@@ -44,9 +44,11 @@ std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t
 
 // Loads a TorchScript module and checks it against data of `sample_shape`
 // and `classes`: float32 parameters (at least one), a forward pass on one
-// sample that returns logits [1, classes], and a training pass on two
-// samples that reaches the parameters. Returns its float32 parameters and
+// sample (zeros: float32, or int64 token ids with `integer_inputs`) that
+// returns logits [1, classes], and a training pass on two samples that
+// reaches the parameters. Returns its float32 parameters and
 // buffers in bytes. Errors are InputErrors naming the file.
-int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& sample_shape, int classes);
+int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& sample_shape, int classes,
+                          bool integer_inputs = false);
 
 }  // namespace gossipsim

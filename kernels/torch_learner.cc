@@ -40,10 +40,11 @@ namespace {
 // (sim/dataset_info.h), installed in every program that links this file.
 TensorFileFacts tensor_file_facts(const std::string& path) {
   auto d = load_tensor_file(path);
-  return TensorFileFacts{d->train.size(), d->test.size(), d->train.classes, d->train.sample_shape()};
+  return TensorFileFacts{d->train.size(), d->test.size(), d->train.classes, d->train.sample_shape(),
+                         d->train.inputs.scalar_type() == torch::kInt64};
 }
 int64_t torchscript_bytes(const std::string& path, const DatasetInfo& data) {
-  return check_torchscript(path, data.sample_shape, data.classes);
+  return check_torchscript(path, data.sample_shape, data.classes, data.integer_inputs);
 }
 [[maybe_unused]] const bool readers_installed = (install_torch_file_readers({&tensor_file_facts, &torchscript_bytes}), true);
 }  // namespace

@@ -75,6 +75,7 @@ DatasetInfo published_dataset(const WorkloadSpec& w) {
     d.test = w.data_facts.test;
     d.classes = w.data_facts.classes;
     d.sample_shape = w.data_facts.shape;
+    d.integer_inputs = w.data_facts.integer_inputs;
   } else {
     d.train = w.synthetic.train;
     d.test = w.synthetic.test;

@@ -21,6 +21,7 @@ struct DatasetInfo {
   int64_t train = 0, test = 0;  // samples in the files
   int classes = 0;
   std::vector<int64_t> sample_shape;
+  bool integer_inputs = false;  // int64 inputs (token ids) rather than float32
 };
 
 // Files that only LibTorch reads: a data file of tensors (torch.save) and a

@@ -116,6 +116,9 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     w.model.name = r.string("model", "cnn");
     one_of(r, "model", w.model.name, model_names());
   }
+  if (w.dataset == "tensors" && w.data_facts.integer_inputs && w.model.name != "torchscript")
+    r.fail("model", "a TorchScript model (/workload/model {\"torchscript\": ...}): the data file's inputs are integers "
+                    "(token ids), which the built-in models do not take");
   w.batch = r.integer("batch", 32);
   r.require(w.batch >= 1 && w.batch <= 100000, "batch", "an integer in [1, 100000]");
   if (auto o = r.child("optimizer")) {

@@ -60,6 +60,7 @@ struct TensorFileFacts {
   int64_t train = 0, test = 0;
   int classes = 0;
   std::vector<int64_t> shape;  // one sample
+  bool integer_inputs = false; // token ids (int64), for a TorchScript model's embedding
 };
 
 struct WorkloadSpec {

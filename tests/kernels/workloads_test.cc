@@ -125,6 +125,40 @@ TEST_F(Workloads, ATorchScriptStepEqualsAStepComputedByHand) {
   for (size_t k = 0; k < 6; ++k) EXPECT_NEAR(after[k], expected[k], 1e-6) << "parameter " << k;
 }
 
+TEST_F(Workloads, AnEmbeddingOfTokenIdsStepsAsComputedByHand) {
+  // h = (E[0] + E[2]) / 2 for the tokens (0, 2), z = W h + b, label 1, lr 1.
+  // By hand: dz = softmax(z) - (0, 1); dW = dz h^T; db = dz; dh = W^T dz;
+  // dE[0] = dE[2] = dh / 2; E[1] is not touched.
+  const double E[3][2] = {{0.5, -0.5}, {1.0, 1.0}, {0.1, 0.3}}, W[2][2] = {{1.0, 0.0}, {0.5, -1.0}}, b[2] = {0.0, 0.2};
+  const double h[2] = {(E[0][0] + E[2][0]) / 2, (E[0][1] + E[2][1]) / 2};  // (0.3, -0.1)
+  const double z[2] = {W[0][0] * h[0] + W[0][1] * h[1] + b[0], W[1][0] * h[0] + W[1][1] * h[1] + b[1]};  // (0.3, 0.45)
+  const double p0 = std::exp(z[0]) / (std::exp(z[0]) + std::exp(z[1]));
+  const double dz[2] = {p0, (1 - p0) - 1};
+  const double dh[2] = {W[0][0] * dz[0] + W[1][0] * dz[1], W[0][1] * dz[0] + W[1][1] * dz[1]};
+  std::vector<double> expected = {E[0][0] - dh[0] / 2, E[0][1] - dh[1] / 2, E[1][0], E[1][1],
+                                  E[2][0] - dh[0] / 2, E[2][1] - dh[1] / 2};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) expected.push_back(W[i][j] - dz[i] * h[j]);
+  expected.push_back(b[0] - dz[0]);
+  expected.push_back(b[1] - dz[1]);
+
+  test::save_module(path("m.pt"),
+                    {{"emb", torch::tensor({0.5f, -0.5f, 1.0f, 1.0f, 0.1f, 0.3f}).view({3, 2})},
+                     {"weight", torch::tensor({1.0f, 0.0f, 0.5f, -1.0f}).view({2, 2})},
+                     {"bias", torch::tensor({0.0f, 0.2f})}},
+                    {}, "def forward(self, x):\n  return torch.linear(torch.embedding(self.emb, x).mean(1), self.weight, self.bias)\n");
+  auto tokens = torch::tensor({int64_t(0), int64_t(2)}).view({1, 2});
+  auto label = torch::tensor({int64_t(1)});
+  test::save_tensors(path("d.pt"), {{"x_train", tokens}, {"y_train", label}, {"x_test", tokens}, {"y_test", label}, {"classes", 2}});
+  WorkloadSpec w = own_workload(path("d.pt"), path("m.pt"), 1, 1.0);
+  auto learner = make_torch_factory(w, 1, 0)->make(1);
+  learner->step(0);
+  auto after = snapshot_values(*learner->snapshot(0));
+  ASSERT_EQ(after.size(), expected.size());
+  for (size_t k = 0; k < after.size(); ++k) EXPECT_NEAR(after[k], expected[k], 1e-6) << "parameter " << k;
+  EXPECT_EQ(check_torchscript(path("m.pt"), {2}, 2, true), 4 * 12);
+}
+
 // The buffers of a saved snapshot: save_snapshot writes the parameters,
 // then the buffers, each as an int64 count and that many float32 values.
 std::vector<float> snapshot_buffers(const std::string& bytes) {
@@ -270,9 +304,9 @@ TEST_F(Workloads, AModelTensorsAndASplitFileRunEveryMethodAndPlot) {
 }
 
 // The examples of scenarios/custom, with their files written by
-// scripts/export-workload (the tabular one; lenet's needs Fashion-MNIST
-// written out, 200 MB, and is run by hand: docs/workloads.md).
-TEST_F(Workloads, TheTabularExampleIsWrittenByTheExportScriptAndRuns) {
+// scripts/export-workload (tabular and text; lenet's needs Fashion-MNIST
+// written out, 220 MB, and is run by hand: docs/workloads.md).
+TEST_F(Workloads, TheTabularAndTextExamplesAreWrittenByTheExportScriptAndRun) {
   if (test::run_shell("/usr/bin/python3 -c 'import torch'") != 0)
     GTEST_SKIP() << "python3-torch is missing (scripts/setup installs it)";
   std::string said;
@@ -288,6 +322,13 @@ TEST_F(Workloads, TheTabularExampleIsWrittenByTheExportScriptAndRuns) {
     for (const auto& c : row) n += c.get<int64_t>();
     EXPECT_EQ(n, 600);
   }
+  // Token ids: integer inputs into a scripted embedding.
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload text --out " + dir_.string(),
+                            &said), 0) << said;
+  fs::copy_file(fs::path(GOSSIPSIM_SOURCE_DIR) / "scenarios/custom/text-topics.json", dir_ / "t.json");
+  ASSERT_EQ(gossipsim("run t.json --quiet --out text --set /stop/virtual_s=4 --methods gossip-overlap", &said), 0) << said;
+  summary = nlohmann::json::parse(read(dir_ / "text/summary.json"));
+  EXPECT_GT(summary["methods"][0]["final_accuracy"].get<double>(), 0.3);  // 4 topics: 0.25 by chance
 }
 
 TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatNamedIt) {
@@ -357,8 +398,25 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   refused("d.pt: y_train: expected labels in [0, 4) (from the largest label); found -1");
   with_data({{"x_train", x}, {"y_train", y}, {"x_test", torch::zeros({8, 5})}, {"y_test", y}});
   refused("d.pt: x_test: expected samples of the shape of x_train's, [4]; found [5]");
+  with_data({{"x_train", x.to(torch::kBool)}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
+  refused("d.pt: x_train: expected float inputs (or integer token ids) [samples, ...] with one to three dimensions per "
+          "sample and at least one sample; found Bool 8x4");
   with_data({{"x_train", x.to(torch::kInt64)}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
-  refused("d.pt: x_train: expected float inputs [samples, ...]");
+  refused("d.pt: x_test: expected inputs of x_train's kind, integer token ids; found float");
+  with_data({{"x_train", x.to(torch::kInt64)}, {"y_train", y}, {"x_test", x.to(torch::kInt32)}, {"y_test", y}});
+  // Token ids: a float model fails on them, and no built-in model takes them.
+  refused("linear.pt: forward: expected forward to take one sample of the data, [1, 4] of token ids, and return "
+          "logits [1, 4]; it failed (LibTorch:");
+  {
+    auto s = scenario();
+    s["workload"]["dataset"] = {{"tensors", "d.pt"}};
+    s["workload"]["partition"] = {{"kind", "iid"}};
+    s["workload"]["model"] = "mlp";
+    write("s.json", s);
+    refused("s.json: /workload/model: expected a TorchScript model (/workload/model {\"torchscript\": ...}): the data "
+            "file's inputs are integers (token ids), which the built-in models do not take");
+  }
+
   with_data({{"x_train", x / 0.0}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
   refused("d.pt: x_train: expected finite inputs; found NaN or infinity");
   with_data({{"x_train", x}, {"y_train", y}, {"x_test", x}, {"y_test", y}, {"classes", 1}});
@@ -373,7 +431,8 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   }
   refused("d.pt: expected a dict of tensors x_train, y_train, x_test, y_test written by torch.save; found a Tensor");
   test::save_tensors(path("d.pt"), {});
-  refused("d.pt: x_train: expected float inputs [samples, ...], one to three dimensions per sample (missing)");
+  refused("d.pt: x_train: expected float inputs (or integer token ids) [samples, ...], one to three dimensions per "
+          "sample (missing)");
 }
 
 TEST_F(Workloads, BadSplitFilesNameTheirLine) {
