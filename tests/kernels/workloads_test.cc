@@ -32,7 +32,11 @@ class Workloads : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  // GOSSIPSIM_TEST_KEEP=1 keeps the files (e.g. the scripted cnn with the
+  // built-in one's initial parameters, to compare whole runs by hand).
+  void TearDown() override {
+    if (!std::getenv("GOSSIPSIM_TEST_KEEP")) fs::remove_all(dir_);
+  }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   static std::string read(const fs::path& p) {
