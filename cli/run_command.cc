@@ -119,6 +119,11 @@ class CheckpointFolder {
       if (fs::exists(dir_ / name / "state.json")) return read_method_checkpoint(dir_ / name);
     return std::nullopt;
   }
+  // A finished method's outputs, which a resume copies from here.
+  void keep_method(const std::string& label, const fs::path& outputs) {
+    fs::remove_all(dir_ / "methods" / label);
+    copy_folder(outputs, dir_ / "methods" / label);
+  }
   void finish_method(const std::string& label, const fs::path& outputs) {
     fs::remove_all(dir_ / "methods" / label);
     copy_folder(outputs, dir_ / "methods" / label);
@@ -138,6 +143,17 @@ void maybe_raise(int checkpoints_written) {
   if (!spec) return;
   int n = 0, sig = 0;
   if (std::sscanf(spec, "%d:%d", &n, &sig) == 2 && n == checkpoints_written) std::raise(sig);
+}
+
+// A test hook (GOSSIPSIM_TEST_RAISE_AT=LABEL:SIG): raise SIG in this process
+// as the method LABEL starts, to stop a run that takes no periodic
+// checkpoints in a later method.
+void maybe_raise_at(const std::string& label) {
+  const char* spec = std::getenv("GOSSIPSIM_TEST_RAISE_AT");
+  if (!spec) return;
+  const std::string s = spec;
+  const size_t colon = s.rfind(':');
+  if (colon != std::string::npos && s.substr(0, colon) == label) std::raise(std::atoi(s.c_str() + colon + 1));
 }
 
 // A test hook (GOSSIPSIM_TEST_HOLD=SECONDS): wait that long once the output
@@ -338,7 +354,13 @@ class Run {
     opts.resume = resume_state_ && resume_state_->label == m.label ? &*resume_state_ : nullptr;
     opts.on_checkpoint = [this](const MethodCheckpoint& c) {
       try {
-        if (!checkpointed_) ckpt_->write_header(header_);
+        if (!checkpointed_) {
+          // The first checkpoint of this run (without --checkpoint-every,
+          // the last one a signal takes): the methods finished before it go
+          // in first, or a resume would find none of their outputs.
+          for (const std::string& label : done_) ckpt_->keep_method(label, dir_->staging() / label);
+          ckpt_->write_header(header_);
+        }
         checkpointed_ = true;
         ckpt_->write_current(c);
       } catch (const WriteError& e) {
@@ -356,6 +378,7 @@ class Run {
       copy_folder(ckpt_->dir() / "methods" / m.label, dir_->staging() / m.label);
       return true;
     }
+    maybe_raise_at(m.label);
     auto learner = factory_->make(learner_nodes(sc_, m));
     if (!summary_.contains("label_histogram") && !m.type->trains_alone)
       summary_["label_histogram"] = histogram_json(learner->label_histogram());

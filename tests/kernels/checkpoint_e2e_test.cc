@@ -130,6 +130,20 @@ TEST_F(Interrupted, SigtermStopsCleanlyAndMarksTheOutputsIncomplete) {
   expect_clean("stopped");
 }
 
+// A run without --checkpoint-every that a signal stops in its second method
+// takes one checkpoint then; the first method's outputs must be in it (they
+// were not, and the resume failed: "cannot write OUT.tmp-PID/<method>").
+TEST_F(Interrupted, AStopInALaterMethodWithoutPeriodicCheckpointsResumesToTheSameBytes) {
+  const std::string two = kTeaching + " --methods gossip,gossip-scheduled";
+  ASSERT_EQ(run(two + " --out straight"), 0);
+  std::string said;
+  EXPECT_EQ(run(two + " --out stopped", "GOSSIPSIM_TEST_RAISE_AT=gossip-scheduled:15", &said), 128 + SIGTERM) << said;
+  ASSERT_TRUE(fs::exists(dir_ / "stopped.checkpoint/methods/gossip/metrics.csv"));
+  ASSERT_EQ(run("--resume stopped", "", &said), 0) << said;
+  expect_same_csvs("straight", "stopped", {"gossip", "gossip-scheduled"});
+  expect_clean("stopped");
+}
+
 // A TorchScript model, a data file of tensors and a split file (docs/workloads.md).
 TEST_F(Interrupted, AnOwnWorkloadKilledResumesToTheSameBytesAndRefusesAChangedDataFile) {
   test::save_module((dir_ / "mlp.pt").string(),
