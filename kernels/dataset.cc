@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "kernels/torch_error.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -135,9 +136,6 @@ DataPair load_cifar100(const std::string& dir, bool coarse_labels) {
 
 namespace {
 
-// The first line of a LibTorch error, without its C++ backtrace.
-std::string first_line(const std::string& what) { return what.substr(0, std::min(what.find('\n'), size_t(300))); }
-
 DataPair read_tensor_file(const std::string& path) {
   constexpr uintmax_t kMostBytes = uintmax_t(16) << 30;
   std::error_code ec;
@@ -152,7 +150,7 @@ DataPair read_tensor_file(const std::string& path) {
   try {
     v = torch::pickle_load(raw);
   } catch (const std::exception& e) {
-    throw InputError(path, "", fmt::format("{} (LibTorch: {})", what, first_line(e.what())));
+    throw InputError(path, "", fmt::format("{} (LibTorch: {})", what, torch_error_line(e.what())));
   }
   raw = {};
   if (!v.isGenericDict()) throw InputError(path, "", fmt::format("{}; found a {}", what, v.tagKind()));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/torch_error.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -113,19 +114,6 @@ struct ResNet20 : Net {
   }
 };
 
-// What went wrong, in one line: the first line of a LibTorch error, or the
-// last line of an error raised in the TorchScript interpreter (its first
-// lines are a traceback).
-std::string reason(const std::string& what) {
-  std::string line = what.substr(0, what.find('\n'));
-  if (what.find("The following operation failed in the TorchScript interpreter") != std::string::npos) {
-    size_t end = what.find_last_not_of("\n ");
-    size_t start = what.rfind('\n', end);
-    line = what.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-  }
-  return line.substr(0, 300);
-}
-
 torch::jit::Module load_script(const std::string& path) {
   // Every operation as eager LibTorch runs it (no fusion, no symbolic
   // gradients): a scripted model then equals its eager twin bit for bit.
@@ -135,7 +123,7 @@ torch::jit::Module load_script(const std::string& path) {
   } catch (const std::exception& e) {
     throw InputError(path, "", fmt::format("expected a TorchScript module saved by torch.jit.save (or .save() of "
                                            "torch.jit.script/trace) (LibTorch: {})",
-                                           reason(e.what())));
+                                           torch_error_line(e.what())));
   }
 }
 
@@ -241,7 +229,7 @@ int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& s
   } catch (const std::exception& e) {
     throw InputError(path, "forward", fmt::format("expected forward to take one sample of the data, {}, and return "
                                                   "logits [1, {}]; it failed (LibTorch: {})",
-                                                  sample, classes, reason(e.what())));
+                                                  sample, classes, torch_error_line(e.what())));
   }
   if (out.dim() != 2 || out.size(0) != 1 || out.size(1) != classes || !out.is_floating_point())
     throw InputError(path, "forward", fmt::format("expected forward to return float logits [1, {}] for one sample {}; "
@@ -261,7 +249,7 @@ int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& s
     throw;
   } catch (const std::exception& e) {
     throw InputError(path, "forward", fmt::format("expected a training pass on two samples to run; it failed (LibTorch: {})",
-                                                  reason(e.what())));
+                                                  torch_error_line(e.what())));
   }
   return 4 * n;
 }

@@ -156,16 +156,7 @@ TEST_F(Interrupted, AnOwnWorkloadKilledResumesToTheSameBytesAndRefusesAChangedDa
     std::ofstream split(dir_ / "split.txt");
     for (int i = 0; i < 240; ++i) split << "n" << (i / 10) % 6 << "\n";
   }
-  nlohmann::json s = {{"name", "own"},
-                      {"topology", {{"generator", "ring"}, {"nodes", 6}}},
-                      {"workload",
-                       {{"dataset", {{"tensors", "blobs.pt"}}},
-                        {"model", {{"torchscript", "mlp.pt"}}},
-                        {"batch", 8},
-                        {"partition", {{"kind", "file"}, {"path", "split.txt"}}}}},
-                      {"methods", {"gossip", "gossip-scheduled", "allreduce"}},
-                      {"stop", {{"virtual_s", 4}}},
-                      {"eval", {{"every_s", 1}}}};
+  const nlohmann::json s = test::own_scenario("mlp.pt", 6, {"gossip", "gossip-scheduled", "allreduce"}, 4);
   std::ofstream(dir_ / "own.json") << s.dump(1);
   ASSERT_EQ(run("own.json --workers 2 --out straight"), 0);
   EXPECT_EQ(run("own.json --workers 2 --out killed --checkpoint-every 1", "GOSSIPSIM_TEST_RAISE=5:9"), 128 + SIGKILL);

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,22 @@ inline void save_blobs(const std::string& path, int64_t train, int64_t test, int
   auto [x, y] = make(train);
   auto [xt, yt] = make(test);
   save_tensors(path, {{"x_train", x}, {"y_train", y}, {"x_test", xt}, {"y_test", yt}});
+}
+
+// A scenario of an own workload on a ring of `nodes`: blobs.pt, the
+// TorchScript `model` and split.txt beside it, evaluations every second.
+inline nlohmann::json own_scenario(const std::string& model, int nodes, const std::vector<std::string>& methods,
+                                   double virtual_s) {
+  return {{"name", "own-workload"},
+          {"topology", {{"generator", "ring"}, {"nodes", nodes}}},
+          {"workload",
+           {{"dataset", {{"tensors", "blobs.pt"}}},
+            {"model", {{"torchscript", model}}},
+            {"batch", 8},
+            {"partition", {{"kind", "file"}, {"path", "split.txt"}}}}},
+          {"methods", methods},
+          {"stop", {{"virtual_s", virtual_s}}},
+          {"eval", {{"every_s", 1}}}};
 }
 
 }  // namespace gossipsim::test

@@ -71,16 +71,17 @@ class Workloads : public ::testing::Test {
     for (int64_t i = 0; i < train; ++i) split << "n" << i % 4 << "\n";  // sample i has label i % 4
   }
   static nlohmann::json scenario(const std::vector<std::string>& methods = {"gossip", "gossip-scheduled"}) {
-    return {{"name", "own-workload"},
-            {"topology", {{"generator", "ring"}, {"nodes", 4}}},
-            {"workload",
-             {{"dataset", {{"tensors", "blobs.pt"}}},
-              {"model", {{"torchscript", "linear.pt"}}},
-              {"batch", 8},
-              {"partition", {{"kind", "file"}, {"path", "split.txt"}}}}},
-            {"methods", methods},
-            {"stop", {{"virtual_s", 3}}},
-            {"eval", {{"every_s", 1}}}};
+    return test::own_scenario("linear.pt", 4, methods, 3);
+  }
+  static bool python_torch() { return test::run_shell("/usr/bin/python3 -c 'import torch'") == 0; }
+  // scripts/export-workload EXAMPLE, into this test's folder.
+  void export_example(const std::string& example) const {
+    std::string said;
+    ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload " + example + " --out " +
+                                  dir_.string(),
+                              &said),
+              0)
+        << said;
   }
   void write(const std::string& name, const nlohmann::json& j) const { std::ofstream(path(name)) << j.dump(1); }
 
@@ -252,11 +253,9 @@ TEST_F(Workloads, AModelWithDropoutGivesTheSameParametersOnOneWorkerAndOnTwo) {
 // starting from the same parameters, give the same bytes: with graph
 // optimisation off each TorchScript operation is the one eager LibTorch runs.
 TEST_F(Workloads, TheCnnScriptedFromPythonGivesTheBuiltInCnnsResultsByteForByte) {
-  if (test::run_shell("/usr/bin/python3 -c 'import torch'") != 0)
-    GTEST_SKIP() << "python3-torch is missing (scripts/setup installs it)";
+  if (!python_torch()) GTEST_SKIP() << "python3-torch is missing (scripts/setup installs it)";
   std::string said;
-  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload cnn --out " + dir_.string(),
-                            &said), 0) << said;
+  export_example("cnn");
   // The built-in cnn's initial parameters for seed 1, as the learner draws them.
   torch::manual_seed(Streams(1).seed_for("model-init"));
   ModelSpec cnn;
@@ -311,11 +310,9 @@ TEST_F(Workloads, AModelTensorsAndASplitFileRunEveryMethodAndPlot) {
 // scripts/export-workload (tabular and text; lenet's needs Fashion-MNIST
 // written out, 220 MB, and is run by hand: docs/workloads.md).
 TEST_F(Workloads, TheTabularAndTextExamplesAreWrittenByTheExportScriptAndRun) {
-  if (test::run_shell("/usr/bin/python3 -c 'import torch'") != 0)
-    GTEST_SKIP() << "python3-torch is missing (scripts/setup installs it)";
+  if (!python_torch()) GTEST_SKIP() << "python3-torch is missing (scripts/setup installs it)";
   std::string said;
-  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload tabular --out " + dir_.string(),
-                            &said), 0) << said;
+  export_example("tabular");
   fs::copy_file(fs::path(GOSSIPSIM_SOURCE_DIR) / "scenarios/custom/tabular-sites.json", dir_ / "s.json");
   ASSERT_EQ(gossipsim("run s.json --quiet --out r --set /stop/virtual_s=4 --methods gossip-overlap,single", &said), 0)
       << said;
@@ -327,8 +324,7 @@ TEST_F(Workloads, TheTabularAndTextExamplesAreWrittenByTheExportScriptAndRun) {
     EXPECT_EQ(n, 600);
   }
   // Token ids: integer inputs into a scripted embedding.
-  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload text --out " + dir_.string(),
-                            &said), 0) << said;
+  export_example("text");
   fs::copy_file(fs::path(GOSSIPSIM_SOURCE_DIR) / "scenarios/custom/text-topics.json", dir_ / "t.json");
   ASSERT_EQ(gossipsim("run t.json --quiet --out text --set /stop/virtual_s=4 --methods gossip-overlap", &said), 0) << said;
   summary = nlohmann::json::parse(read(dir_ / "text/summary.json"));
