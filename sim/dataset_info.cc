@@ -156,9 +156,13 @@ std::vector<int> read_split_file(const JsonReader& r, const std::string& path, i
     int64_t id = -1;
     if (!digits.empty() && digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string::npos)
       id = std::stoll(digits);
-    if (id < 0 || id >= nodes)
-      fail(fmt::format("expected a node id, n0..n{} (or 0..{}), got '{}'", nodes - 1, nodes - 1,
-                       line.size() > 40 ? line.substr(0, 40) + "..." : line));
+    if (id < 0 || id >= nodes) {
+      // Echoed printable: a binary file given by mistake must not garble the line.
+      std::string shown = line.size() > 40 ? line.substr(0, 40) + "..." : line;
+      for (char& c : shown)
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+      fail(fmt::format("expected a node id, n0..n{} (or 0..{}), got '{}'", nodes - 1, nodes - 1, shown));
+    }
     if (static_cast<int64_t>(out.size()) == kMostLines) fail("expected at most 100,000,000 training samples");
     out.push_back(static_cast<int>(id));
   }

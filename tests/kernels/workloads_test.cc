@@ -448,6 +448,8 @@ TEST_F(Workloads, BadSplitFilesNameTheirLine) {
   refused("split.txt: line 3: expected a node id, n0..n3 (or 0..3), got 'n9'", true);
   with_split("# a comment\n\nn0\n-1\n");
   refused("split.txt: line 4: expected a node id, n0..n3 (or 0..3), got '-1'");
+  with_split(std::string("PK\x03\x04\x01 zip\n", 9));  // a binary file named by mistake: echoed printable
+  refused("split.txt: line 1: expected a node id, n0..n3 (or 0..3), got 'PK??? zip'");
   with_split("node\nn1.5\n");
   refused("split.txt: line 2: expected a node id, n0..n3 (or 0..3), got 'n1.5'");
   lines.clear();
