@@ -4,23 +4,8 @@
 // until the receiver has read its last byte. The Linux TCP stack does the
 // rest: handshake, slow start, congestion control, losses, ACKs.
 //
-// How connections are kept changes a model's transfer time several-fold on
-// a WAN, so it is a choice, always reported:
-//   fresh       a new connection per transfer, opened at its start time
-//               (handshake and slow start in every transfer);
-//   persistent  one connection per ordered pair, opened before the first
-//               transfer; a pair's transfers follow each other on it, and
-//               Linux restarts slow start after an idle period
-//               (tcp_slow_start_after_idle = 1, its default) for
-//               congestion controls that leave the window to the kernel
-//               (CUBIC, Reno); BBR keeps its rate model across idle (the
-//               kernel skips the restart for a module with its own
-//               cong_control), so under BBR persistent behaves as warm;
-//   warm        persistent, with tcp_slow_start_after_idle = 0 and every
-//               connection warmed by a transfer of `warm_bytes` before the
-//               first (in rounds where no node sends or receives two at
-//               once): a transfer starts at the window the pair has reached
-//               alone on its path.
+// How connections are kept (fresh, persistent, warm) is a choice, always
+// reported: emulate/sockets.h says what each does.
 // One thread drives every socket (epoll); a socket keeps the namespace it
 // was made in.
 #pragma once
@@ -28,14 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "emulate/sockets.h"
 #include "emulate/wan_emulator.h"
-#include "sim/base/enum_names.h"
 #include "sim/replay.h"
 
 namespace gossipsim::emulate {
-
-enum class Connections { kFresh, kPersistent, kWarm };
-const EnumNames<Connections>& connections_names();  // "fresh", "persistent", "warm"
 
 struct RealTransferOptions {
   Connections connections = Connections::kFresh;
@@ -44,18 +26,6 @@ struct RealTransferOptions {
   std::string congestion;
   int64_t warm_bytes = 4 << 20;  // warm: bytes sent once on every pair before the first transfer
   double time_limit_s = 900;     // transfers not done by then are reported unfinished
-};
-
-// What the kernel's TCP does here, read in the namespaces: to be reported
-// beside every measurement.
-struct TcpSettings {
-  std::string congestion;            // used by the sockets
-  std::string available;             // net.ipv4.tcp_available_congestion_control
-  std::string slow_start_after_idle; // net.ipv4.tcp_slow_start_after_idle
-  std::string no_metrics_save;       // net.ipv4.tcp_no_metrics_save (set to 1: no ssthresh carried over)
-  int initial_window_segments = 10;  // the kernel's (TCP_INIT_CWND; the routes set no initcwnd)
-  std::string rmem, wmem;            // net.ipv4.tcp_rmem, tcp_wmem
-  std::string kernel;                // uname -r
 };
 
 struct RealTransfer {
