@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "sim/learner.h"
-#include "sim/network.h"
+#include "sim/transport.h"
 #include "sim/recorder.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -50,7 +50,7 @@ namespace gossipsim {
 
 struct MethodContext {
   Simulator& sim;
-  Network& net;
+  Transport& net;
   Learner& learner;
   const Scenario& scenario;
   const MethodOptions& options;

@@ -40,21 +40,10 @@
 
 #include "sim/flow_model.h"
 #include "sim/simulator.h"
+#include "sim/transport.h"
 #include "topologies/graph.h"
 
 namespace gossipsim {
-
-using FlowId = uint64_t;
-
-struct FlowRecord {
-  FlowId id = 0;
-  NodeId src = 0, dst = 0;
-  Bytes size;
-  Time start, drain_start, finish;
-  bool background = false;  // cross-traffic (sim/wan.h), not a transfer of the training
-  bool lost = false;        // cut by cancel_flows before it finished; finish is when
-  std::string lost_reason;  // why, as the one who cut it says (events.csv)
-};
 
 struct Route {
   std::vector<int> resources;  // uplink, link directions, downlink
@@ -62,22 +51,22 @@ struct Route {
   Rate bottleneck;
 };
 
-class Network {
+class Network : public Transport {
  public:
-  using FlowDone = std::function<void(const FlowRecord&)>;
 
   Network(Simulator& sim, const Topology& topology, const FlowModel& model = {});
   ~Network();
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
-  FlowId start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done, bool background = false);
+  FlowId start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done, bool background = false) override;
   // Cuts the live flows that `which` selects (in their latency phase or
   // draining): their bandwidth goes back to the others at once, re-solved
   // like a flow's end. Returns them, in start order, with their records marked
   // lost and their callbacks, which the caller runs (or not).
-  std::vector<std::pair<FlowRecord, FlowDone>> cancel_flows(const std::function<bool(const FlowRecord&)>& which);
-  void send_control(NodeId src, NodeId dst, Simulator::Action on_arrival);
+  std::vector<std::pair<FlowRecord, FlowDone>> cancel_flows(
+      const std::function<bool(const FlowRecord&)>& which) override;
+  void send_control(NodeId src, NodeId dst, Simulator::Action on_arrival) override;
 
   const Route& route(NodeId src, NodeId dst);
   // The route as a packet crosses it (emulate/): each resource in order,
@@ -91,7 +80,7 @@ class Network {
   };
   std::vector<Hop> hops(NodeId src, NodeId dst);
   // What a transfer of `size` would take alone on its route.
-  Time nominal_time(NodeId src, NodeId dst, Bytes size);
+  Time nominal_time(NodeId src, NodeId dst, Bytes size) override;
   // The same in seconds, as a double that cannot overflow (input checks).
   double alone_seconds(NodeId src, NodeId dst, int64_t size);
 

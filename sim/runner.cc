@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// The process's CPU time so far, every thread's, in seconds.
+double process_cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
 // One method's run, as named steps over the state they share. run() wires
 // the parts in a fixed order (the order of their first events, which
 // checkpoints count on), replays a checkpoint if asked, runs the event loop
@@ -47,9 +51,10 @@ class MethodRunner {
   MethodRunner(const Scenario& sc, const MethodOptions& method, Learner& learner, const RunOptions& opts)
       : sc_(sc),
         opts_(opts),
-        net_(sim_, sc.topology, sc.network.model),
+        real_net_(opts.real_network ? opts.real_network(sim_, sc) : nullptr),
+        sim_net_(real_net_ ? nullptr : std::make_unique<Network>(sim_, sc.topology, sc.network.model)),
         learner_(learner),
-        ctx_{sim_, net_, learner_, sc, method, run_.recorder},
+        ctx_{sim_, real_net_ ? static_cast<Transport&>(*real_net_) : *sim_net_, learner_, sc, method, run_.recorder},
         cluster_(ctx_, learner_.node_count()),
         protocol_(make_method(cluster_)),
         evaluations_(learner_, run_.recorder.metrics, sc.stop.target_accuracy > 0,
@@ -67,6 +72,10 @@ class MethodRunner {
     wire_churn();
     protocol_->start();
     if (opts_.resume) resume(*opts_.resume);
+    if (real_net_) {
+      sim_.set_pacer(real_net_.get());
+      real_net_->begin();
+    }
     // A run that reached its target at the checkpoint it resumes from has ended.
     if (!reached_target_) sim_.run(until(), [this] { return keep_going(); });
     finish();
@@ -153,12 +162,14 @@ class MethodRunner {
     }
   }
 
-  // Profiles, compute profiles and cross-traffic.
+  // Profiles, compute profiles and cross-traffic (a real run has none: the
+  // emulated WAN's capacities are fixed; `run --real` refuses them).
   void wire_wan() {
+    if (!sim_net_) return;
     std::vector<WanProfile> profiles = sc_.network.profiles;
     profiles.insert(profiles.end(), sc_.compute.profiles.begin(), sc_.compute.profiles.end());
     wan_ = std::make_unique<WanDynamics>(
-        sim_, net_, run_.recorder, std::move(profiles), sc_.network.cross_traffic,
+        sim_, *sim_net_, run_.recorder, std::move(profiles), sc_.network.cross_traffic,
         [this](NodeId n, double factor) {
           if (n < cluster_.size()) cluster_.set_speed_factor(n, factor);
         },
@@ -273,22 +284,31 @@ class MethodRunner {
     t.bytes_sent = cluster_.bytes_sent();
     t.transfers = cluster_.transfers_done();
     t.merges = cluster_.merges();
-    t.cross_flows_started = wan_->cross_flows_started();
-    t.cross_flows_finished = wan_->cross_flows_finished();
-    t.cross_bytes = wan_->cross_bytes_finished();
-    t.profile_start = wan_->starting_values();
+    if (wan_) {
+      t.cross_flows_started = wan_->cross_flows_started();
+      t.cross_flows_finished = wan_->cross_flows_finished();
+      t.cross_bytes = wan_->cross_bytes_finished();
+      t.profile_start = wan_->starting_values();
+    }
     t.wall_s = seconds_since(wall_start_);
+    t.cpu_s = process_cpu_seconds() - cpu_start_;
     t.kernel_wall_s = learner_.kernel_seconds();
     t.evaluation_wall_s = learner_.evaluation_seconds();
+    if (real_net_) {
+      sim_.set_pacer(nullptr);
+      run_.real = real_net_->report();
+    }
   }
 
   const Scenario& sc_;
   const RunOptions& opts_;
   const Clock::time_point wall_start_ = Clock::now();
+  const double cpu_start_ = process_cpu_seconds();
   double next_line_share_ = 0.1, last_line_s_ = 0;  // progress lines for a log
   MethodRun run_;
   Simulator sim_;
-  Network net_;
+  std::unique_ptr<RealTimeNetwork> real_net_;  // `run --real`
+  std::unique_ptr<Network> sim_net_;           // otherwise
   TrackingLearner learner_;
   MethodContext ctx_;
   Cluster cluster_;

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "sim/learner.h"
 #include "sim/recorder.h"
 #include "sim/scenario.h"
+#include "sim/transport.h"
 
 namespace gossipsim {
 
@@ -39,6 +41,9 @@ struct RunOptions {
   std::function<void(const MethodCheckpoint&)> on_checkpoint;
   const MethodCheckpoint* resume = nullptr;
   const volatile std::sig_atomic_t* interrupted = nullptr;
+  // `run --real`: makes the network that carries the run's transfers for
+  // real, in real time (emulate/real_network.h); empty: the simulated one.
+  std::function<std::unique_ptr<RealTimeNetwork>(Simulator&, const Scenario&)> real_network;
 };
 
 // Why a method's run ended: the first of /stop's limits it met, or a signal.
@@ -56,6 +61,7 @@ struct RunTotals {
   int64_t cross_flows_started = 0, cross_flows_finished = 0, cross_bytes = 0;
   std::vector<ProfileStart> profile_start;  // profiled targets' values before their first change
   double wall_s = 0, kernel_wall_s = 0, evaluation_wall_s = 0;
+  double cpu_s = 0;  // the process's CPU time over the method's run (user + system, every thread)
 };
 
 struct MethodRun {
@@ -69,6 +75,8 @@ struct MethodRun {
   std::vector<double> targets;
   TargetMetric target = TargetMetric::kAverage;  // /eval/target
   Time starved_after;
+  // A real run's report (RealTimeNetwork::report); null for a simulated one.
+  nlohmann::json real;
 };
 
 MethodRun run_method(const Scenario& sc, const MethodOptions& method, Learner& learner, const RunOptions& opts);

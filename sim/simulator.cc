@@ -1,5 +1,7 @@
 #include "sim/simulator.h"
 
+#include "sim/transport.h"
+
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
@@ -78,11 +80,13 @@ void Simulator::run(Time until, const std::function<bool()>& keep_going) {
   stopped_ = false;
   while (!stopped_) {
     pop_dead();
-    if (heap_.empty()) break;
-    if (heap_.front().time > until.ns()) {
-      now_ = until;
+    if (heap_.empty() || heap_.front().time > until.ns()) {
+      // In real time, what is in flight may still end before `until`.
+      if (pacer_ && (!heap_.empty() || pacer_->busy()) && pacer_->wait_until(until)) continue;
+      if (!heap_.empty()) now_ = until;
       break;
     }
+    if (pacer_ && pacer_->wait_until(Time::ns(heap_.front().time))) continue;
     step();
     if (keep_going && !keep_going()) break;
   }

@@ -11,6 +11,12 @@
 //
 // Complexity: schedule and each step O(log pending). Not thread safe: one
 // Simulator belongs to one thread, and several can run side by side.
+//
+// Real time (`run --real`): with a Pacer (sim/transport.h), run() waits
+// before each event until the pacer says the wall clock has reached its
+// time; events the pacer schedules meanwhile are looked at first. With
+// nothing left in the queue, run() goes on waiting while the pacer is busy
+// (transfers in flight). Without a pacer, nothing waits.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@
 namespace gossipsim {
 
 class Simulator;
+class Pacer;
 
 // Refers to one scheduled event; default-constructed handles refer to none.
 class EventHandle {
@@ -56,6 +63,7 @@ class Simulator {
   // (checked after every event).
   void run(Time until = Time::max(), const std::function<bool()>& keep_going = {});
   void stop() { stopped_ = true; }
+  void set_pacer(Pacer* pacer) { pacer_ = pacer; }
 
   uint64_t scheduled() const { return scheduled_; }
   uint64_t executed() const { return executed_; }
@@ -82,6 +90,7 @@ class Simulator {
 
   Time now_;
   bool stopped_ = false;
+  Pacer* pacer_ = nullptr;
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;

@@ -1,7 +1,10 @@
 #include "sim/simulator.h"
+#include "sim/transport.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace gossipsim {
@@ -103,6 +106,70 @@ TEST(Simulator, TwoSimulatorsAreIndependent) {
   EXPECT_EQ(b.now(), Time::zero());
   b.run();
   EXPECT_EQ(b.now(), nanoseconds(7));
+}
+
+// A pacer that keeps a script instead of a clock: it records every wait,
+// and during the wait for a given time it schedules the event it was told
+// to (as a transfer that ends while the loop waits would be).
+class ScriptedPacer : public Pacer {
+ public:
+  explicit ScriptedPacer(Simulator& sim) : sim_(sim) {}
+  bool wait_until(Time t) override {
+    waits.push_back(t.ns() == Time::max().ns() ? -1 : t.ns());
+    for (auto it = arrivals.begin(); it != arrivals.end(); ++it)
+      if (it->first <= t.ns() || t == Time::max()) {
+        const int64_t at = it->first;
+        arrivals.erase(it);
+        sim_.schedule_at(nanoseconds(at), [this, at] { log.push_back("arrival@" + std::to_string(at)); });
+        return true;
+      }
+    return false;
+  }
+  bool busy() const override { return !arrivals.empty(); }
+
+  std::vector<std::pair<int64_t, int>> arrivals;  // (time, unused)
+  std::vector<int64_t> waits;
+  std::vector<std::string> log;
+
+ private:
+  Simulator& sim_;
+};
+
+// With a pacer, run() waits before each event; what the pacer schedules
+// during a wait runs before the event it waited for when it comes first.
+TEST(Simulator, APacerIsWaitedForBeforeEveryEventAndItsArrivalsComeInOrder) {
+  Simulator sim;
+  ScriptedPacer pacer(sim);
+  pacer.arrivals = {{30, 0}};
+  sim.set_pacer(&pacer);
+  for (int64_t t : {10, 50}) sim.schedule_at(nanoseconds(t), [&, t] { pacer.log.push_back("event@" + std::to_string(t)); });
+  sim.run(nanoseconds(100));
+  EXPECT_EQ(pacer.log, (std::vector<std::string>{"event@10", "arrival@30", "event@50"}));
+  // 10 waited for; 50 waited for, interrupted by the arrival at 30; 30, 50.
+  // Then nothing is queued or in flight: no wait for `until`.
+  EXPECT_EQ(pacer.waits, (std::vector<int64_t>{10, 50, 30, 50}));
+  EXPECT_EQ(sim.now(), nanoseconds(50));  // an empty queue leaves the clock where it was, as without a pacer
+}
+
+// With nothing queued but work in flight, run() waits for it rather than
+// ending; once the pacer is idle it ends.
+TEST(Simulator, AnEmptyQueueWaitsWhileThePacerIsBusy) {
+  Simulator sim;
+  ScriptedPacer pacer(sim);
+  pacer.arrivals = {{70, 0}};
+  sim.set_pacer(&pacer);
+  sim.run();
+  EXPECT_EQ(pacer.log, (std::vector<std::string>{"arrival@70"}));
+  EXPECT_EQ(pacer.waits, (std::vector<int64_t>{-1, 70}));
+  EXPECT_EQ(sim.now(), nanoseconds(70));
+  // Beyond `until`: waited for until it, then the clock stops at until.
+  Simulator late;
+  ScriptedPacer p2(late);
+  late.set_pacer(&p2);
+  late.schedule_at(nanoseconds(500), [] {});
+  late.run(nanoseconds(200));
+  EXPECT_EQ(p2.waits, (std::vector<int64_t>{200}));
+  EXPECT_EQ(late.now(), nanoseconds(200));
 }
 
 }  // namespace
