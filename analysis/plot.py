@@ -37,6 +37,18 @@ into --out (default: the first folder):
                       traits.reference) over each other method: the geometric
                       mean of the per-seed ratios with its 95% interval, and
                       whether that interval excludes 1
+Simulation against reality: given results of `gossipsim run --real` and
+simulated results of the same scenario (which may differ in /seed and in
+/network's flow model alone), each method is drawn once per kind of run,
+"label [real]" and "label [sim <model>]", repetitions of a kind pooled, on
+the same figures; and beside them
+  sim_vs_real.md / .csv   per method and kind of run: transfer durations
+                      (median, p90), staleness (mean, p95), merges,
+                      iterations and the time to each target, each the mean
+                      over the kind's runs with the real runs' range, and
+                      each simulation's difference from the real mean in %
+                      (marked when it lies outside the real runs' range).
+                      A real run marked invalid (summary.json) is refused.
 A folder written by `gossipsim sweep` gets sweep.png instead (time to the
 first target against the first axis, and the speed-up of the method under study,
 with 95% intervals over seeds), and the same time_to_accuracy tables with
@@ -72,6 +84,12 @@ FACTS = {}
 # seconds unless --window says otherwise (a whole run's arrows are a wall).
 DEFAULT_WINDOW_S = 10.0
 MAX_TIMELINE_NODES = 48
+
+# Line styles by label (simulation against real runs: one colour per
+# method, one style per kind of run); empty otherwise.
+LINE = {}
+KIND_STYLE = {"real": {"ls": "-", "lw": 2.0}, "sim maxmin": {"ls": "--", "lw": 1.2},
+              "sim tcp": {"ls": "-.", "lw": 1.2}, "sim slowstart": {"ls": ":", "lw": 1.5}}
 
 
 class PlotError(Exception):
@@ -284,7 +302,7 @@ def band_plot(ax, runs, label, x, y, colour):
     if not curves:
         return None
     if len(curves) == 1:
-        ax.plot(curves[0][0], curves[0][1], label=label, color=colour)
+        ax.plot(curves[0][0], curves[0][1], label=label, color=colour, **LINE.get(label, {}))
         return None
     end = min(c[0][-1] for c in curves)
     grid = np.linspace(0, end, 200)
@@ -292,7 +310,7 @@ def band_plot(ax, runs, label, x, y, colour):
     mean = stacked.mean(0)
     half = t975(len(curves) - 1) * stacked.std(0, ddof=1) / math.sqrt(len(curves))
     low, high = METRIC_RANGE.get(y, (-math.inf, math.inf))
-    ax.plot(grid, mean, label=f"{label} (mean of {len(curves)}, 95% CI)", color=colour)
+    ax.plot(grid, mean, label=f"{label} (mean of {len(curves)}, 95% CI)", color=colour, **LINE.get(label, {}))
     lower, upper = np.clip(mean - half, low, high), np.clip(mean + half, low, high)
     ax.fill_between(grid, lower, upper, color=colour, alpha=0.2)
     return float(np.nanmin(lower)), float(np.nanmax(upper))
@@ -866,19 +884,30 @@ def main(argv):
 
     by_label, targets, title, evaluated, first = {}, [], "", False, None
     names = run_names(a.results)
+    loaded = []
     for folder in a.results:
         summary, methods = load_run(folder)
         with open(os.path.join(folder, "scenario.json")) as f:
             scenario = json.load(f)
+        loaded.append((folder, summary, methods, scenario))
+    kinds = {folder: run_kind(summary, scenario) for folder, summary, _, scenario in loaded}
+    compare = "real" in kinds.values() and any(k != "real" for k in kinds.values()) and not a.side_by_side
+    for folder, summary, methods, scenario in loaded:
+        if compare:
+            refuse_invalid_real(folder, summary)
         if first is None:
             first = (folder, scenario)
         elif not a.side_by_side:
-            refuse_to_pool(first, (folder, scenario))
+            refuse_to_pool(first, (folder, scenario), ignore_network_model=compare)
         title = summary["scenario"] if not a.side_by_side else " vs ".join(names.values())
+        if compare:
+            title = summary["scenario"] + ": simulation against real runs"
         targets = scenario.get("eval", {}).get("targets", targets)
         evaluated = evaluated or summary.get("kernels") != "none"
         for label, run in methods.items():
-            by_label.setdefault(f"{label} [{names[folder]}]" if a.side_by_side else label, []).append(run)
+            run["kind"] = kinds[folder]
+            key = f"{label} [{names[folder]}]" if a.side_by_side else f"{label} [{kinds[folder]}]" if compare else label
+            by_label.setdefault(key, []).append(run)
 
     if a.methods:
         wanted = [m for m in a.methods.split(",") if m]
@@ -890,6 +919,12 @@ def main(argv):
         by_label = {l: r for l, r in by_label.items() if l.split(" [")[0] in wanted}
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {l: colours[i % len(colours)] for i, l in enumerate(by_label)}
+    LINE.clear()
+    if compare:
+        bases = list(dict.fromkeys(l.rsplit(" [", 1)[0] for l in by_label))
+        for l, runs in by_label.items():
+            colour[l] = colours[bases.index(l.rsplit(" [", 1)[0]) % len(colours)]
+            LINE[l] = KIND_STYLE.get(runs[0]["kind"], {"ls": "--", "lw": 1.2})
     FACTS.clear()
     if evaluated:
         curves(out, by_label, colour, targets, title)
@@ -915,6 +950,8 @@ def main(argv):
         if len(sections) == 1 or not sections:
             sections = [("", {}, outcomes_of_runs(by_label, targets))]
         write_tables(out, sections, targets)
+    if compare:
+        sim_vs_real(out, by_label, targets if evaluated else [])
     for l, runs in by_label.items():
         if runs[0]["trace"]:
             timeline(out, l, runs[0]["trace"], window, runs[0]["events"], runs[0]["summary"].get("profile_start", []),
@@ -968,16 +1005,113 @@ def first_difference(a, b, path=""):
     return None if a == b else (path or "/", a, b)
 
 
-def refuse_to_pool(first, other):
-    """Runs are pooled as seeds only when their scenarios differ in /seed alone."""
+def without_network_model(scenario):
+    """The scenario less what a real run does not read: the flow model and its options, and /network/real."""
+    s = {k: v for k, v in scenario.items() if k != "seed"}
+    if isinstance(s.get("network"), dict):
+        s["network"] = {k: v for k, v in s["network"].items() if k not in ("model", "tcp", "slowstart", "real")}
+    return s
+
+
+def refuse_to_pool(first, other, ignore_network_model=False):
+    """Runs are pooled as seeds only when their scenarios differ in /seed
+    alone (and, comparing simulations with real runs, in /network's flow
+    model)."""
     (fa, a), (fb, b) = first, other
-    d = first_difference({k: v for k, v in a.items() if k != "seed"}, {k: v for k, v in b.items() if k != "seed"})
+    if ignore_network_model:
+        d = first_difference(without_network_model(a), without_network_model(b))
+    else:
+        d = first_difference({k: v for k, v in a.items() if k != "seed"}, {k: v for k, v in b.items() if k != "seed"})
     if d:
         def show(v):
             return json.dumps(v)[:60]
 
         raise PlotError(f"{fb}: scenario.json {d[0]} is {show(d[2])} where {fa} has {show(d[1])}: runs are pooled as "
                         "seeds only when their scenarios differ in /seed alone (--side-by-side draws them apart)")
+
+
+def run_kind(summary, scenario):
+    """"real" for a result of `run --real`, else "sim <flow model>"."""
+    if summary.get("real"):
+        return "real"
+    return "sim " + scenario.get("network", {}).get("model", "maxmin")
+
+
+def refuse_invalid_real(folder, summary):
+    for m in summary["methods"]:
+        r = m.get("real") or {}
+        if r and not r.get("valid", True):
+            raise PlotError(f"{folder}: {m['label']} is marked invalid ({r.get('invalid_because', '')}): "
+                            "a comparison with it would mislead (run it again, dilated: /network/real/dilation)")
+
+
+def run_measures(run, targets):
+    """What sim_vs_real.md compares, for one method's run."""
+    t = run["transfers"]
+    dur = (t["finish_s"] - t["start_s"])
+    dur = dur[~np.isnan(dur)]
+    st = t["staleness_s"][~np.isnan(t["staleness_s"])]
+    s = run["summary"]
+    hits = s.get("time_to_accuracy", {})
+    m = {"transfer_median_s": float(np.median(dur)) if len(dur) else math.nan,
+         "transfer_p90_s": float(np.percentile(dur, 90)) if len(dur) else math.nan,
+         "staleness_mean_s": float(np.mean(st)) if len(st) else math.nan,
+         "staleness_p95_s": float(np.percentile(st, 95)) if len(st) else math.nan,
+         "merges": float(s.get("merges", math.nan)),
+         "iterations": float(s.get("iterations", math.nan))}
+    for target in targets:
+        h = hits.get(f"{target:g}")
+        m[f"time_to_{target:g}_s"] = h["virtual_s"] if h else math.inf
+    return m
+
+
+def sim_vs_real(out, by_label, targets):
+    """sim_vs_real.md and .csv: each kind of run against the real runs, per method."""
+    per_method = {}
+    for key, runs in by_label.items():
+        label = key.rsplit(" [", 1)[0]
+        per_method.setdefault(label, {})[runs[0]["kind"]] = [run_measures(r, targets) for r in runs]
+    fields = list(next(iter(next(iter(per_method.values())).values()))[0].keys())
+    md = ["# Simulation against real runs", "",
+          "Each cell: the mean over the kind's runs; real rows give the range of the real runs in brackets; "
+          "simulated rows their difference from the real mean, in %, with * where the simulated value lies "
+          "outside the real runs' range. Times in virtual seconds.", ""]
+    rows = []
+    for label, kinds in per_method.items():
+        real = kinds.get("real")
+        md += [f"## {label}", "", "| run | runs | " + " | ".join(fields) + " |", "|---|---|" + "---|" * len(fields)]
+        for kind in sorted(kinds, key=lambda k: (k != "real", k)):
+            values = kinds[kind]
+            cells = []
+            for f in fields:
+                v = [x[f] for x in values]
+                mean = float(np.mean(v)) if all(math.isfinite(x) for x in v) else (math.inf if all(
+                    not math.isnan(x) for x in v) else math.nan)
+                row = {"method": label, "run": kind, "runs": len(values), "measure": f, "mean": mean,
+                       "min": min(v), "max": max(v), "difference_pct": math.nan, "outside_real_range": ""}
+                text = "n/a" if math.isnan(mean) else "not reached" if math.isinf(mean) else f"{mean:.4g}"
+                if kind == "real" and len(values) > 1 and math.isfinite(mean):
+                    text += f" [{min(v):.4g}, {max(v):.4g}]"
+                if kind != "real" and real:
+                    rv = [x[f] for x in real]
+                    if all(math.isfinite(x) for x in rv) and math.isfinite(mean) and np.mean(rv) != 0:
+                        diff = 100 * (mean - np.mean(rv)) / np.mean(rv)
+                        outside = mean < min(rv) or mean > max(rv)
+                        row["difference_pct"], row["outside_real_range"] = diff, outside
+                        text += f" ({diff:+.0f}%{'*' if outside else ''})"
+                cells.append(text)
+                rows.append(row)
+            md.append(f"| {kind} | {len(values)} | " + " | ".join(cells) + " |")
+        md.append("")
+    with open(os.path.join(out, "sim_vs_real.md"), "w") as f:
+        f.write("\n".join(md))
+    with open(os.path.join(out, "sim_vs_real.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        names = ["method", "run", "runs", "measure", "mean", "min", "max", "difference_pct", "outside_real_range"]
+        w.writerow(names)
+        for r in rows:
+            w.writerow([csv_value(r[n]) if isinstance(r[n], float) else r[n] for n in names])
+    note("sim_vs_real.md", methods=list(per_method), kinds=sorted({k for v in per_method.values() for k in v}))
 
 
 def curves(out, by_label, colour, targets, title):
@@ -1029,7 +1163,8 @@ def staleness(out, by_label, colour, title):
         s = np.concatenate([r["transfers"]["staleness_s"] for r in runs])
         s = s[~np.isnan(s)]
         if len(s):
-            ax.hist(s, bins=40, histtype="step", label=f"{l} (median {np.median(s):.2f} s)", color=colour[l])
+            ax.hist(s, bins=40, histtype="step", label=f"{l} (median {np.median(s):.2f} s)", color=colour[l],
+                    linestyle=LINE.get(l, {}).get("ls", "-"), linewidth=LINE.get(l, {}).get("lw", 1.0))
             drawn = True
     ax.set_xlabel("staleness: virtual seconds from snapshot to merge")
     ax.set_ylabel("merged models")
@@ -1086,7 +1221,7 @@ def activity(out, by_label, colour, title):
         finish = t["finish_s"]
         counts, _ = np.histogram(finish[~np.isnan(finish)], bins=edges)
         centres = (edges[:-1] + edges[1:]) / 2
-        rate_ax.plot(centres, counts / width, color=colour[l], lw=1,
+        rate_ax.plot(centres, counts / width, color=colour[l], **(LINE.get(l) or {"lw": 1}),
                      label=l + (f" (first of {len(runs)} runs)" if len(runs) > 1 else ""))
         ends = np.minimum(np.where(np.isnan(finish), end, finish), end)  # unfinished: in flight to the end
         names, node_of = np.unique(np.array(t["src"], dtype=object), return_inverse=True)
@@ -1102,8 +1237,9 @@ def activity(out, by_label, colour, title):
         shares += [np.zeros(ACTIVITY_BINS)] * max(0, nodes - len(shares))  # nodes that never sent
         shares = np.clip(np.array(shares), 0.0, 1.0)
         lo, mid, hi = np.percentile(shares, [10, 50, 90], axis=0)
-        util_ax.fill_between(centres, lo, hi, color=colour[l], alpha=0.2, lw=0)
-        util_ax.plot(centres, mid, color=colour[l], lw=1, label=l)
+        if not LINE:  # comparing kinds of runs: the lines alone, bands would hide them
+            util_ax.fill_between(centres, lo, hi, color=colour[l], alpha=0.2, lw=0)
+        util_ax.plot(centres, mid, color=colour[l], label=l, **(LINE.get(l) or {"lw": 1}))
         facts[l] = {"transfers_finished": int(counts.sum()), "bin_s": float(width), "nodes": len(shares),
                     "sending_s": sending if len(sending) <= 64 else {},
                     "sending_share_median": float(np.mean(mid)), "sending_share_min": float(lo.min()),
@@ -1114,7 +1250,7 @@ def activity(out, by_label, colour, title):
     rate_ax.set_ylabel("transfers finished per s\n(allreduce: ring chunks)")
     rate_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     rate_ax.set_title(f"{title}: the whole run ({ACTIVITY_BINS} bins)", fontsize=10)
-    util_ax.set_ylabel("share of time sending\n(median node; band 10-90%)")
+    util_ax.set_ylabel("share of time sending\n(median node)" if LINE else "share of time sending\n(median node; band 10-90%)")
     util_ax.set_ylim(0, 1.02)
     util_ax.set_xlabel("virtual time (s)")
     for ax in (rate_ax, util_ax):

@@ -198,6 +198,10 @@ nlohmann::json method_summary(const MethodRun& run) {
   };
   s.update(transfer_counts(run.recorder.transfers));
   s.update(wan_counts(run));
+  if (!run.real.is_null()) {
+    s["real"] = run.real;
+    s["cpu_s"] = run.totals.cpu_s;
+  }
   return s;
 }
 

@@ -20,6 +20,7 @@ struct RunCommand {
   int workers = 0;                   // 0: the scenario's /workload/workers
   double checkpoint_every = 0;       // virtual seconds between checkpoints; 0: only on SIGINT/SIGTERM
   std::string resume;                // a result folder whose run to resume (its checkpoint lies beside it)
+  bool real = false;                 // real TCP through the emulated WAN, in real time (emulate/real_network.h)
 };
 
 int run_command(const RunCommand& cmd);

@@ -55,6 +55,9 @@ CLI::App* add_run(CLI::App& app, RunCommand& run) {
   c->add_option("--checkpoint-every", run.checkpoint_every,
                 "Write a checkpoint every this many virtual seconds, beside the results (OUT.checkpoint)");
   c->add_option("--resume", run.resume, "Continue the interrupted run whose results folder is this");
+  c->add_flag("--real", run.real,
+              "Run it for real: real TCP through an emulated WAN on this machine, in real time (root; "
+              "/network/real sets connections and dilation; docs/validation.md)");
   c->add_flag("--force", run.force,
               "Replace an earlier gossipsim result at --out (default: write to a fresh numbered folder)");
   return c;

@@ -29,6 +29,7 @@
 #include "sim/base/error.h"
 #include "sim/checkpoint.h"
 #include "cli/commands.h"
+#include "emulate/real_network.h"
 #include "sim/dataset_info.h"
 #include "sim/methods/registry.h"
 #include "sim/runner.h"
@@ -193,11 +194,14 @@ class Run {
   explicit Run(RunCommand cmd) : cmd_(std::move(cmd)) {}
 
   int execute() {
+    if (cmd_.real && !cmd_.resume.empty())
+      throw InputError("--resume", "", "expected a simulated run: a real run (--real) is not resumed (run it again)");
     if (cmd_.resume.empty()) load_scenario_file();
     else load_checkpoint();
     select_methods();
     check_options();
     check_workload(sc_, cmd_.kernels);
+    if (cmd_.real) emulate::check_real_run(sc_);
     claim_output();
     OutputDir dir(out_, "run", {{"scenario", sc_.name}});
     dir_ = &dir;
@@ -286,6 +290,8 @@ class Run {
   }
 
   void check_options() const {
+    if (cmd_.real && cmd_.checkpoint_every > 0)
+      throw InputError("--checkpoint-every", "", "expected no checkpoints with --real: a real run is not resumed");
     if (!(cmd_.checkpoint_every >= 0 && cmd_.checkpoint_every <= kMaxVirtualSeconds))
       throw InputError("--checkpoint-every", "",
                        fmt::format("expected a number of virtual seconds in [0, {:g}] (0: only on SIGINT/SIGTERM)",
@@ -332,6 +338,8 @@ class Run {
                                                                {"topology", sc_.topology.description},
                                                                {"nodes", sc_.topology.node_count()},
                                                                {"kernels", cmd_.kernels},
+                                                               {"real", cmd_.real},
+                                                               {"deterministic", !cmd_.real},
                                                                {"methods", nlohmann::json::array()}};
     done_ = header_["done"].get<std::vector<std::string>>();
     checkpointed_ = fs::exists(ckpt_->dir() / "checkpoint.json");
@@ -351,6 +359,10 @@ class Run {
       fmt::print(stderr, "[{}/{}] {}: started\n", opts.method_index + 1, opts.method_count, m.label);
     opts.checkpoint_every = seconds(cmd_.checkpoint_every);
     opts.interrupted = &g_signal;
+    if (cmd_.real) {  // no checkpoints: a real run is not resumed
+      opts.real_network = emulate::real_network_for(sc_);
+      return opts;
+    }
     opts.resume = resume_state_ && resume_state_->label == m.label ? &*resume_state_ : nullptr;
     opts.on_checkpoint = [this](const MethodCheckpoint& c) {
       try {
@@ -422,6 +434,13 @@ class Run {
     summary_["complete"] = complete;
     write_file_atomically(dir_->file("scenario.json"), sc_.document.dump(2) + "\n");
     write_file_atomically(dir_->file("summary.json"), summary_.dump(2) + "\n");
+    if (!complete && cmd_.real) {
+      dir_->mark({{"complete", false}});
+      dir_->commit();
+      fmt::print(stderr, "\ngossipsim: interrupted in {}; {} holds what was done (incomplete); a real run is not "
+                         "resumed: run it again\n", interrupted_label_, out_.string());
+      return 128 + static_cast<int>(g_signal);
+    }
     if (!complete) {
       dir_->mark({{"complete", false}});
       dir_->commit();
@@ -434,7 +453,21 @@ class Run {
     dir_->commit();
     if (checkpointed_) fs::remove_all(ckpt_->dir());
     fmt::print("{}\n", out_.string());
-    return 0;
+    return cmd_.real ? report_real_validity() : 0;
+  }
+
+  // A real run whose events fired too late, or whose emulator fell behind,
+  // is kept but marked invalid (summary.json) and exits 3, never silently.
+  int report_real_validity() const {
+    int invalid = 0;
+    for (const auto& m : summary_["methods"]) {
+      const auto& r = m.value("real", nlohmann::json::object());
+      if (r.value("valid", true)) continue;
+      ++invalid;
+      fmt::print(stderr, "gossipsim: run --real: {} is invalid: {}\n", m["label"].get<std::string>(),
+                 r.value("invalid_because", std::string()));
+    }
+    return invalid > 0 ? 3 : 0;
   }
 
   RunCommand cmd_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace gossipsim {
@@ -352,6 +353,26 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
     m.window_bytes = tcp->number("window_bytes", m.window_bytes);
     tcp->require(m.window_bytes >= 1 && m.window_bytes <= 1e12, "window_bytes", "a number of bytes in [1, 1e12]");
     tcp->done();
+  }
+  if (auto real = r.child("real")) {
+    RealRunOptions& o = n.real;
+    o.connections = real->choice("connections", EnumNames<FlowModel::Connections>{
+                                                    {"fresh", FlowModel::Connections::kFresh},
+                                                    {"persistent", FlowModel::Connections::kPersistent},
+                                                    {"warm", FlowModel::Connections::kWarm}});
+    o.congestion = real->string("congestion", o.congestion);
+    real->require(!o.congestion.empty() && o.congestion.size() <= 15 &&
+                      std::all_of(o.congestion.begin(), o.congestion.end(),
+                                  [](unsigned char c) { return std::isalnum(c) || c == '_'; }),
+                  "congestion", "\"default\" or a congestion control's name (letters, digits, '_'; at most 15)");
+    o.dilation = real->number("dilation", o.dilation);
+    real->require(o.dilation >= 1 && o.dilation <= 1000, "dilation", "a time dilation in [1, 1000]");
+    o.max_lag_ms = real->number("max_lag_ms", o.max_lag_ms);
+    real->require(o.max_lag_ms > 0 && o.max_lag_ms <= 1e4, "max_lag_ms", "a number of virtual ms in (0, 1e4]");
+    const int64_t q = real->integer("queue_packets", o.queue_packets);
+    real->require(q >= 1 && q <= 1'000'000, "queue_packets", "an integer in [1, 1000000]");
+    o.queue_packets = static_cast<int>(q);
+    real->done();
   }
   r.done();
   return n;

@@ -22,6 +22,22 @@
 namespace gossipsim {
 
 // /network
+// /network/real (emulate/real_network.h): connections: "fresh" (default),
+// "persistent" or "warm" (emulate/sockets.h); congestion: "default" (the
+// kernel's) or a congestion control's name, letters, digits and '_' (run
+// --real checks that the kernel has it); dilation: k in [1, 1000] (default
+// 1: real time); max_lag_ms: the bound in (0, 1e4] on the 99th percentile of
+// how late events fire, in virtual ms, above which a run is invalid (default
+// 2); queue_packets: the emulator's drop-tail queues, in [1, 1e6] (default
+// 1000).
+struct RealRunOptions {
+  FlowModel::Connections connections = FlowModel::Connections::kFresh;
+  std::string congestion = "default";
+  double dilation = 1;
+  double max_lag_ms = 2;
+  int queue_packets = 1000;
+};
+
 struct NetworkOptions {
   // /network/access/{up_mbps,down_mbps}: each compute node's access capacity
   // in Mbit/s, drawn once per node (default 100 each). /network/links/
@@ -48,6 +64,9 @@ struct NetworkOptions {
   // max_window_bytes (4194304: Linux's largest send buffer;
   // [initial_window_bytes, 1e12])}.
   FlowModel model;
+  // /network/real: how `gossipsim run --real` runs the scenario for real
+  // (emulate/real_network.h, docs/validation.md); a simulation ignores it.
+  RealRunOptions real;
 };
 
 // /compute

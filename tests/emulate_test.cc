@@ -18,10 +18,15 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
+#include <tuple>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "emulate/netns.h"
 #include "emulate/probe.h"
+#include "emulate/real_network.h"
 #include "emulate/real_transfers.h"
 #include "emulate/wan_emulator.h"
 #include "test_util.h"
@@ -216,6 +221,248 @@ TEST(Emulator, NetEmulateRefusesWhatItCannotRunInOneLine) {
       << out;
   EXPECT_EQ(namespaces(), before);
   fs::remove_all(dir);
+}
+
+// ---- gossipsim run --real (emulate/real_network.h) ----
+
+// A folder of its own for a real-run test, removed at the end.
+struct RealRunDir {
+  explicit RealRunDir(const std::string& name)
+      : dir(fs::temp_directory_path() / ("gossipsim-real-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~RealRunDir() { fs::remove_all(dir); }
+  // Writes `scenario` as s.json and runs `gossipsim ARGS` in the folder.
+  int run(const nlohmann::json& scenario, const std::string& args, std::string* out) const {
+    std::ofstream(dir / "s.json") << scenario.dump(2);
+    return test::run_shell("cd " + dir.string() + " && " + GOSSIPSIM_BINARY + " " + args, out);
+  }
+  nlohmann::json summary(const std::string& result) const {
+    return nlohmann::json::parse(std::ifstream(dir / result / "summary.json"));
+  }
+  fs::path dir;
+};
+
+// Two nodes on one link of `latency_ms` one way, access and link at 100
+// Mbit/s, 50 ms iterations without jitter, 1,000-byte models, timeline only.
+nlohmann::json real_pair(double latency_ms, const std::string& method, double stop_s) {
+  return {{"name", "real-pair"},
+          {"topology", {{"generator", "complete"}, {"nodes", 2}}},
+          {"network", {{"access", {{"up_mbps", 100}, {"down_mbps", 100}}},
+                       {"links", {{"bandwidth_mbps", 100}, {"latency_ms", latency_ms}}}}},
+          {"compute", {{"iteration_ms", 50}}},
+          {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}, {"model_bytes", 1000}}},
+          {"methods", {method}},
+          {"stop", {{"virtual_s", stop_s}}},
+          {"eval", {{"every_s", 1}}}};
+}
+
+// The median of transfers.csv's finish_s - start_s.
+double median_transfer_s(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> d;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    if (f.size() > 6 && !f[6].empty()) d.push_back(std::stod(f[6]) - std::stod(f[5]));
+  }
+  if (d.empty()) return -1;
+  std::sort(d.begin(), d.end());
+  return d[d.size() / 2];
+}
+
+// The dilated topology, by hand: latencies times k, capacities over k.
+TEST(Emulator, ADilatedTopologyHasItsLatenciesTimesKAndItsCapacitiesOverK) {
+  const Topology t = pair(100, 20);
+  const Topology d = dilated(t, 4);
+  for (auto e : boost::make_iterator_range(boost::edges(d.graph))) {
+    EXPECT_EQ(d.graph[e].latency.ns(), 80'000'000);
+    EXPECT_DOUBLE_EQ(d.graph[e].capacity.megabits_per_second(), 25);
+  }
+  for (NodeId n = 0; n < 2; ++n) {
+    EXPECT_DOUBLE_EQ(d.graph[d.nodes[n]].up.megabits_per_second(), 25);
+    EXPECT_DOUBLE_EQ(d.graph[d.nodes[n]].down.megabits_per_second(), 25);
+  }
+}
+
+// A 1,000-byte model (1,016 bytes with its header: one segment) over a
+// fresh connection arrives after the handshake's round trip and one more
+// way: 3 x 30 ms, plus its serialization on three resources at 100 Mbit/s
+// (about 0.26 ms); over a warm one after one way, 30 ms. Dilated (2, 3),
+// the same in virtual time. Overlap never waits for the network, so its
+// iterations end every 50 ms whatever the transfers take: by the last
+// evaluation, at 3 s (which runs before the iterations that end at 3 s, as
+// in a simulation), 59 per node, 118 in all.
+TEST(Emulator, ARealTransferTakesItsRoundTripsAndIterationsKeepTheirTime) {
+  SKIP_UNLESS_EMULATOR();
+  RealRunDir d("timing");
+  for (const auto& [connections, dilation, expected_ms] :
+       std::vector<std::tuple<std::string, double, double>>{{"fresh", 2, 90}, {"warm", 3, 30}}) {
+    nlohmann::json sc = real_pair(30, "gossip-overlap", 3);
+    sc["network"]["real"] = {{"connections", connections}, {"dilation", dilation}, {"max_lag_ms", 1}};
+    std::string out;
+    const int rc = d.run(sc, "run s.json --real --kernels none --quiet --out " + connections, &out);
+    ASSERT_TRUE(rc == 0 || rc == 3) << out;
+    const nlohmann::json s = d.summary(connections);
+    EXPECT_EQ(s["real"], true);
+    EXPECT_EQ(s["deterministic"], false);
+    const nlohmann::json& m = s["methods"][0];
+    EXPECT_EQ(m["iterations"], 118) << connections;
+    EXPECT_EQ(m["real"]["connections"], connections);
+    EXPECT_EQ(m["real"]["dilation"], dilation);
+    EXPECT_GT(m["transfers"].get<int>(), 20);
+    if (rc == 3) {
+      std::cout << "timing not checked (" << connections << "): " << m["real"]["invalid_because"] << "\n";
+      continue;
+    }
+    const double median_ms = 1e3 * median_transfer_s(d.dir / connections / "gossip-overlap" / "transfers.csv");
+    EXPECT_GE(median_ms, expected_ms) << connections;
+    EXPECT_LE(median_ms, expected_ms + 2) << connections;
+  }
+}
+
+// Every method runs for real and writes the usual outputs; plot draws the
+// real run beside the simulation and writes the table of differences, or,
+// where this machine made the real run invalid, refuses it in one line.
+TEST(Emulator, EveryMethodRunsForRealAndPlotComparesItWithTheSimulation) {
+  SKIP_UNLESS_EMULATOR();
+  RealRunDir d("methods");
+  const std::vector<std::string> methods = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd",
+                                            "adpsgd", "sgp", "osgp", "allreduce", "single"};
+  nlohmann::json sc = real_pair(20, "gossip", 1.5);
+  sc["topology"]["nodes"] = 3;
+  sc["methods"] = methods;
+  sc["network"]["real"] = {{"max_lag_ms", 50}};
+  std::string out;
+  const int rc = d.run(sc, "run s.json --real --kernels none --quiet --out real", &out);
+  ASSERT_TRUE(rc == 0 || rc == 3) << out;
+  ASSERT_EQ(d.run(sc, "run s.json --kernels none --quiet --out sim", &out), 0) << out;
+  const nlohmann::json s = d.summary("real");
+  ASSERT_EQ(s["methods"].size(), methods.size());
+  for (const auto& m : s["methods"]) {
+    const std::string label = m["label"];
+    EXPECT_TRUE(fs::exists(d.dir / "real" / label / "transfers.csv")) << label;
+    EXPECT_TRUE(fs::exists(d.dir / "real" / label / "metrics.csv")) << label;
+    EXPECT_EQ(m["real"]["deterministic"], false) << label;
+    EXPECT_GT(m["real"]["events"].get<int>(), 0) << label;
+    EXPECT_NEAR(m["virtual_s"].get<double>(), 1.5, 1e-9) << label;
+    if (label != "single") EXPECT_GT(m["transfers"].get<int>(), 0) << label;
+  }
+  const int plot = test::run_shell("cd " + d.dir.string() + " && " + GOSSIPSIM_BINARY + " plot sim real --out cmp", &out);
+  if (rc == 3) {
+    EXPECT_EQ(plot, 2) << out;
+    EXPECT_NE(out.find("is marked invalid"), std::string::npos) << out;
+    return;
+  }
+  ASSERT_EQ(plot, 0) << out;
+  std::ifstream md(d.dir / "cmp" / "sim_vs_real.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  for (const std::string& label : {"gossip", "gossip-scheduled", "allreduce"})
+    EXPECT_NE(text.find("## " + label + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("| real | 1 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| sim maxmin | 1 |"), std::string::npos) << text;
+  EXPECT_TRUE(fs::exists(d.dir / "cmp" / "activity.png"));
+}
+
+// The lag monitor: a bound no real run can meet (1e-6 virtual ms) marks the
+// run invalid in its summary, says so on stderr and exits 3, the outputs
+// written all the same.
+TEST(Emulator, ARunWhoseEventsFireLateIsMarkedInvalid) {
+  SKIP_UNLESS_EMULATOR();
+  RealRunDir d("lag");
+  nlohmann::json sc = real_pair(5, "gossip-overlap", 1);
+  sc["network"]["real"] = {{"max_lag_ms", 1e-6}};
+  std::string out;
+  EXPECT_EQ(d.run(sc, "run s.json --real --kernels none --quiet --out r", &out), 3) << out;
+  EXPECT_NE(out.find("gossipsim: run --real: gossip-overlap is invalid: events fired"), std::string::npos) << out;
+  const nlohmann::json m = d.summary("r")["methods"][0];
+  EXPECT_EQ(m["real"]["valid"], false);
+  EXPECT_NE(m["real"]["invalid_because"].get<std::string>().find("above max_lag_ms 1e-06"), std::string::npos);
+  EXPECT_GT(m["real"]["late_events"].get<int>(), 0);
+}
+
+// SIGINT stops a real run at its next event: what was done is written,
+// marked incomplete, exit 130. SIGKILL leaves no result. Either way no
+// namespace, device or process outlives it.
+TEST(Emulator, ARealRunLeavesNothingBehindAfterSigintOrSigkill) {
+  SKIP_UNLESS_EMULATOR();
+  RealRunDir d("signals");
+  std::ofstream(d.dir / "s.json") << real_pair(10, "gossip-overlap", 120).dump(2);
+  const int before = namespaces();
+  for (const int sig : {SIGINT, SIGKILL}) {
+    const std::string out = sig == SIGINT ? "int" : "kill";
+    test::run_shell("cd " + d.dir.string() + " && { " + GOSSIPSIM_BINARY +
+                    " run s.json --real --kernels none --quiet --out " + out + " > " + out + ".log 2>&1 & echo $! > pid; }");
+    int pid = 0;
+    std::ifstream(d.dir / "pid") >> pid;
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 100 && namespaces() < before + 2; ++i) ::usleep(100'000);
+    EXPECT_EQ(namespaces(), before + 2) << "the real run did not start";
+    ::usleep(500'000);
+    ::kill(pid, sig);
+    for (int i = 0; i < 100 && (::kill(pid, 0) == 0 || namespaces() > before); ++i) ::usleep(100'000);
+    EXPECT_EQ(namespaces(), before) << "namespaces outlived a real run stopped by signal " << sig;
+    EXPECT_NE(test::run_shell("pgrep -f -- '[r]un s.json --real --kernels none --quiet --out " + out + "' > /dev/null"),
+              0);
+    if (sig == SIGINT) {
+      std::ifstream log(d.dir / "int.log");
+      const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+      EXPECT_NE(text.find("a real run is not resumed"), std::string::npos) << text;
+      const nlohmann::json s = d.summary("int");
+      EXPECT_EQ(s["complete"], false);
+      EXPECT_EQ(s["methods"][0]["stop_reason"], "interrupted");
+    } else {
+      EXPECT_FALSE(fs::exists(d.dir / "kill" / "summary.json"));
+    }
+  }
+}
+
+// What run --real cannot run: one line naming the scenario path or option,
+// exit 2, no result folder, nothing made.
+TEST(Emulator, RunRealRefusesWhatItCannotRunInOneLine) {
+  RealRunDir d("refusals");
+  const int before = namespaces();
+  auto one_line = [&](const nlohmann::json& sc, const std::string& args, const std::string& expected) {
+    std::string out;
+    EXPECT_EQ(d.run(sc, "run s.json --real --kernels none --quiet --out r " + args, &out), 2) << out;
+    EXPECT_NE(out.find(expected), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_FALSE(fs::exists(d.dir / "r")) << expected;
+  };
+  const nlohmann::json base = real_pair(10, "gossip", 2);
+  nlohmann::json churn = base;
+  churn["churn"] = {{{"nodes", {1}}, {"events", {{1, "crash"}}}}};
+  one_line(churn, "", "s.json: /churn: expected no churn with run --real");
+  nlohmann::json profiles = base;
+  profiles["network"]["profiles"] = {{{"link", {"n0", "n1"}}, {"capacity_mbps", {{"points", {{1, 50}}}}}}};
+  one_line(profiles, "", "s.json: /network/profiles: expected no profiles with run --real");
+  nlohmann::json fast = base;
+  fast["network"]["access"] = {{"up_mbps", 1000}, {"down_mbps", 1000}};
+  fast["network"]["links"]["bandwidth_mbps"] = 1000;
+  one_line(fast, "", "s.json: /network/real/dilation: expected a dilation that brings every route to at most 200 "
+                     "Mbit/s, where the emulator keeps time on this machine: the route n0 to n1 has a bottleneck of "
+                     "1000 Mbit/s, so at least 5");
+  nlohmann::json vegas = base;
+  vegas["network"]["real"] = {{"congestion", "vegas9"}};
+  one_line(vegas, "", "s.json: /network/real/congestion: expected \"default\" or a congestion control this kernel has");
+  one_line(base, "--checkpoint-every 1", "--checkpoint-every: expected no checkpoints with --real");
+  std::string out;
+  EXPECT_EQ(d.run(base, "run --real --resume r", &out), 2) << out;
+  EXPECT_NE(out.find("--resume: expected a simulated run: a real run (--real) is not resumed"), std::string::npos) << out;
+  // Without root: the machine cannot run it.
+  std::ofstream(d.dir / "s.json") << base.dump(2);
+  const int rc = test::run_shell("cd " + d.dir.string() + " && setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                                     GOSSIPSIM_BINARY + " run s.json --real --kernels none --quiet --out /tmp/gossipsim-real-nobody",
+                                 &out);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("run --real: expected a machine that can run it: the emulated WAN needs root"), std::string::npos)
+      << out;
+  EXPECT_FALSE(fs::exists("/tmp/gossipsim-real-nobody"));
+  EXPECT_EQ(namespaces(), before);
 }
 
 }  // namespace

@@ -167,6 +167,25 @@ std::vector<Bad> bad_cases() {
       {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 1},
                                    {"interarrival_s", 1}}},
        "/network/cross_traffic/0/until_s: expected a value (this key is required)"},
+      // /network/real (run --real): wrong type, 0, negative, tiny, huge, unknown.
+      {"/network/real", 1, "/network/real: expected an object"},
+      {"/network/real", {{"connections", "pooled"}}, "/network/real/connections: expected one of fresh, persistent, warm"},
+      {"/network/real", {{"connections", 1}}, "/network/real/connections: expected a string"},
+      {"/network/real", {{"congestion", ""}}, "/network/real/congestion: expected \"default\" or a congestion control's"},
+      {"/network/real", {{"congestion", "bbr; rm"}}, "/network/real/congestion: expected \"default\" or a congestion"},
+      {"/network/real", {{"congestion", "averyveryverylongname"}}, "/network/real/congestion: expected \"default\""},
+      {"/network/real", {{"dilation", 0}}, "/network/real/dilation: expected a time dilation in [1, 1000]"},
+      {"/network/real", {{"dilation", 0.5}}, "/network/real/dilation: expected a time dilation in [1, 1000]"},
+      {"/network/real", {{"dilation", -2}}, "/network/real/dilation: expected a time dilation in [1, 1000]"},
+      {"/network/real", {{"dilation", 1e9}}, "/network/real/dilation: expected a time dilation in [1, 1000]"},
+      {"/network/real", {{"dilation", "2"}}, "/network/real/dilation: expected a number"},
+      {"/network/real", {{"max_lag_ms", 0}}, "/network/real/max_lag_ms: expected a number of virtual ms in (0, 1e4]"},
+      {"/network/real", {{"max_lag_ms", -1}}, "/network/real/max_lag_ms: expected a number of virtual ms in (0, 1e4]"},
+      {"/network/real", {{"max_lag_ms", 1e300}}, "/network/real/max_lag_ms: expected a number of virtual ms in"},
+      {"/network/real", {{"queue_packets", 0}}, "/network/real/queue_packets: expected an integer in [1, 1000000]"},
+      {"/network/real", {{"queue_packets", 2.5}}, "/network/real/queue_packets: expected an integer"},
+      {"/network/real", {{"queue_packets", 1e7}}, "/network/real/queue_packets: expected an integer in [1, 1000000]"},
+      {"/network/real", {{"lag", 1}}, "/network/real/lag: unknown key"},
   };
 }
 
@@ -179,6 +198,24 @@ TEST(Scenario, ReadsEveryOption) {
   EXPECT_EQ(sc.methods[1].selection, Selection::kWeighted);
   EXPECT_EQ(sc.methods[1].info, Info::kGossiped);
   EXPECT_EQ(sc.methods[0].label, "gossip");
+}
+
+TEST(Scenario, ReadsTheRealRunOptions) {
+  nlohmann::json j = base();
+  j["network"]["real"] = {{"connections", "warm"}, {"congestion", "bbr"}, {"dilation", 2.5}, {"max_lag_ms", 1e-9},
+                          {"queue_packets", 64}};
+  const RealRunOptions r = test::scenario_from(j).network.real;
+  EXPECT_EQ(r.connections, FlowModel::Connections::kWarm);
+  EXPECT_EQ(r.congestion, "bbr");
+  EXPECT_EQ(r.dilation, 2.5);
+  EXPECT_EQ(r.max_lag_ms, 1e-9);
+  EXPECT_EQ(r.queue_packets, 64);
+  const RealRunOptions d = test::scenario_from(base()).network.real;  // the defaults
+  EXPECT_EQ(d.connections, FlowModel::Connections::kFresh);
+  EXPECT_EQ(d.congestion, "default");
+  EXPECT_EQ(d.dilation, 1);
+  EXPECT_EQ(d.max_lag_ms, 2);
+  EXPECT_EQ(d.queue_packets, 1000);
 }
 
 TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
