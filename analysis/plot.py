@@ -44,7 +44,7 @@ simulated results of the same scenario (which may differ in /seed and in
 the same figures; and beside them
   sim_vs_real.md / .csv   per method and kind of run: transfer durations
                       (median, p90), staleness (mean, p95), merges,
-                      iterations and the time to each target, each the mean
+                      iterations, final accuracy and the time to each target, each the mean
                       over the kind's runs with the real runs' range, and
                       each simulation's difference from the real mean in %
                       (marked when it lies outside the real runs' range).
@@ -892,9 +892,20 @@ def main(argv):
         loaded.append((folder, summary, methods, scenario))
     kinds = {folder: run_kind(summary, scenario) for folder, summary, _, scenario in loaded}
     compare = "real" in kinds.values() and any(k != "real" for k in kinds.values()) and not a.side_by_side
+    real_settings = {}
     for folder, summary, methods, scenario in loaded:
         if compare:
             refuse_invalid_real(folder, summary)
+        if kinds[folder] == "real":
+            # Its connections and dilation, and the flow model its scheduler's estimates start from.
+            net = scenario.get("network", {})
+            settings = {k: net[k] for k in ("real", "model", "slowstart", "tcp") if k in net}
+            for other, theirs in real_settings.items():
+                if theirs != settings:
+                    raise PlotError(f"{folder}: /network is {json.dumps(settings)[:80]} where {other} has "
+                                    f"{json.dumps(theirs)[:80]}: real runs are pooled as repetitions only under the "
+                                    "same /network/real and flow model (plot them apart)")
+            real_settings[folder] = settings
         if first is None:
             first = (folder, scenario)
         elif not a.side_by_side:
@@ -1059,6 +1070,8 @@ def run_measures(run, targets):
          "staleness_p95_s": float(np.percentile(st, 95)) if len(st) else math.nan,
          "merges": float(s.get("merges", math.nan)),
          "iterations": float(s.get("iterations", math.nan))}
+    if targets:  # evaluated
+        m["final_accuracy"] = number(s.get("final_accuracy"))
     for target in targets:
         h = hits.get(f"{target:g}")
         m[f"time_to_{target:g}_s"] = h["virtual_s"] if h else math.inf
@@ -1106,7 +1119,7 @@ def sim_vs_real(out, by_label, targets):
     with open(os.path.join(out, "sim_vs_real.md"), "w") as f:
         f.write("\n".join(md))
     with open(os.path.join(out, "sim_vs_real.csv"), "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         names = ["method", "run", "runs", "measure", "mean", "min", "max", "difference_pct", "outside_real_range"]
         w.writerow(names)
         for r in rows:
@@ -1163,11 +1176,14 @@ def staleness(out, by_label, colour, title):
         s = np.concatenate([r["transfers"]["staleness_s"] for r in runs])
         s = s[~np.isnan(s)]
         if len(s):
-            ax.hist(s, bins=40, histtype="step", label=f"{l} (median {np.median(s):.2f} s)", color=colour[l],
+            # Per run: labels pooled over different numbers of runs (seeds,
+            # or real repetitions against one simulation) compare as they are.
+            ax.hist(s, bins=40, histtype="step", weights=np.full(len(s), 1.0 / len(runs)),
+                    label=f"{l} (median {np.median(s):.2f} s)", color=colour[l],
                     linestyle=LINE.get(l, {}).get("ls", "-"), linewidth=LINE.get(l, {}).get("lw", 1.0))
             drawn = True
     ax.set_xlabel("staleness: virtual seconds from snapshot to merge")
-    ax.set_ylabel("merged models")
+    ax.set_ylabel("merged models (per run)")
     if drawn:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # beside the bars, never over them
     ax.set_title(title)

@@ -270,6 +270,89 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   EXPECT_NE(tables.find("## Time to target on the nodes' own models, mean over nodes (node_mean)"), std::string::npos);
 }
 
+// Simulation against real runs (#25): real results are made here from a
+// simulation's (summary.json marked real, as `run --real` marks it), so
+// that plot's comparison is checked on every machine, root or not. The
+// table's numbers are computed here from the runs' own files: the mean of
+// the two "real" runs' merges, each simulation's difference from it in %,
+// the median transfer of the simulation's transfers.csv.
+TEST(Plot, SimulationAgainstRealRunsIsOneFigureAndATableOfDifferences) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  auto cell = [](const std::map<std::string, std::string>& r, const std::string& key) {
+    auto it = r.find(key);
+    if (it == r.end()) ADD_FAILURE() << "no column " << key;
+    return it == r.end() ? std::string() : it->second;
+  };
+  Folder sim("vs-sim"), ra("vs-real-a"), rb("vs-real-b"), out("vs-out");
+  const std::string quick = " --kernels none --quiet --methods gossip,gossip-overlap --set /stop/virtual_s=8";
+  run("run " + kTeaching + quick + " --out " + sim.path.string());
+  run("run " + kTeaching + quick + " --set '/network/model=\"slowstart\"' --out " + ra.path.string());
+  fs::copy(ra.path, rb.path, fs::copy_options::recursive);
+  // The two "real" runs: gossip's merges 100 and 300 (mean 200).
+  for (const auto& [folder, merges] : std::vector<std::pair<fs::path, int>>{{ra.path, 100}, {rb.path, 300}}) {
+    nlohmann::json s = read_json(folder / "summary.json");
+    s["real"] = true;
+    s["deterministic"] = false;
+    for (auto& m : s["methods"]) {
+      m["real"] = {{"valid", true}, {"invalid_because", ""}};
+      if (m["label"] == "gossip") m["merges"] = merges;
+    }
+    std::ofstream(folder / "summary.json") << s.dump(2);
+  }
+  run("plot " + sim.path.string() + " " + ra.path.string() + " " + rb.path.string() + " --out " + out.path.string());
+  const nlohmann::json facts = read_json(out.path / "figures.json");
+  std::set<std::string> labels;
+  for (const auto& l : facts["staleness.png"]["labels"]) labels.insert(l.get<std::string>().substr(0, l.get<std::string>().find(" (")));
+  EXPECT_EQ(labels, (std::set<std::string>{"gossip [sim maxmin]", "gossip [real]", "gossip-overlap [sim maxmin]",
+                                           "gossip-overlap [real]"}));
+  const int sim_merges = read_json(sim.path / "summary.json")["methods"][0]["merges"];
+  std::vector<double> d;
+  for (const auto& r : read_csv(sim.path / "gossip" / "transfers.csv"))
+    if (!cell(r, "finish_s").empty()) d.push_back(std::stod(cell(r, "finish_s")) - std::stod(cell(r, "start_s")));
+  std::sort(d.begin(), d.end());
+  const double median = d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
+  bool merges_row = false, median_row = false;
+  for (const auto& r : read_csv(out.path / "sim_vs_real.csv")) {
+    if (cell(r, "method") != "gossip") continue;
+    if (cell(r, "run") == "real" && cell(r, "measure") == "merges") {
+      EXPECT_EQ(cell(r, "mean"), "200.0000");
+      EXPECT_EQ(cell(r, "min"), "100.0000");
+      EXPECT_EQ(cell(r, "max"), "300.0000");
+    }
+    if (cell(r, "run") == "sim maxmin" && cell(r, "measure") == "merges") {
+      merges_row = true;
+      EXPECT_NEAR(std::stod(cell(r, "difference_pct")), 100.0 * (sim_merges - 200) / 200, 1e-4);
+      EXPECT_EQ(cell(r, "outside_real_range"), sim_merges < 100 || sim_merges > 300 ? "True" : "False");
+    }
+    if (cell(r, "run") == "sim maxmin" && cell(r, "measure") == "transfer_median_s") {
+      median_row = true;
+      EXPECT_NEAR(std::stod(cell(r, "mean")), median, 1e-4);
+    }
+  }
+  EXPECT_TRUE(merges_row && median_row);
+  std::ifstream md(out.path / "sim_vs_real.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| real | 2 |"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 200 [100, 300] |"), std::string::npos) << text;
+
+  // Real runs under other settings are not pooled; an invalid one is refused.
+  nlohmann::json sc = read_json(rb.path / "scenario.json");
+  sc["network"]["real"] = {{"dilation", 2}};
+  std::ofstream(rb.path / "scenario.json") << sc.dump(2);
+  const std::string apart = run("plot " + sim.path.string() + " " + ra.path.string() + " " + rb.path.string() +
+                                " --out " + out.path.string(), 2);
+  EXPECT_NE(apart.find("real runs are pooled as repetitions only under the same /network/real and flow model"),
+            std::string::npos) << apart;
+  EXPECT_EQ(std::count(apart.begin(), apart.end(), '\n'), 1) << apart;
+  nlohmann::json s = read_json(ra.path / "summary.json");
+  s["methods"][1]["real"] = {{"valid", false}, {"invalid_because", "events fired 9 virtual ms late"}};
+  std::ofstream(ra.path / "summary.json") << s.dump(2);
+  const std::string invalid = run("plot " + sim.path.string() + " " + ra.path.string() + " --out " + out.path.string(), 2);
+  EXPECT_NE(invalid.find(ra.path.string() + ": gossip-overlap is marked invalid (events fired 9 virtual ms late)"),
+            std::string::npos) << invalid;
+  EXPECT_EQ(std::count(invalid.begin(), invalid.end(), '\n'), 1) << invalid;
+}
+
 // The whole run at a glance (#22, 1: aggregated views), from transfers.csv
 // alone: a hand-written one, whose transfers of n0 overlap (0-1 s and
 // 0.5-2 s: 2 s of sending, not 2.5) and whose last is unfinished (it sends
