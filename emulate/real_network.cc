@@ -71,9 +71,7 @@ void check_real_run(const Scenario& sc) {
 std::function<std::unique_ptr<RealTimeNetwork>(Simulator&, const Scenario&)> real_network_for(const Scenario& sc) {
   RealNetworkOptions o;
   const RealRunOptions& r = sc.network.real;
-  o.connections = r.connections == FlowModel::Connections::kFresh        ? Connections::kFresh
-                  : r.connections == FlowModel::Connections::kPersistent ? Connections::kPersistent
-                                                                          : Connections::kWarm;
+  o.connections = r.connections;
   o.congestion = r.congestion == "default" ? "" : r.congestion;
   o.dilation = r.dilation;
   o.max_lag_ms = r.max_lag_ms;

@@ -17,12 +17,6 @@
 
 namespace gossipsim::emulate {
 
-const EnumNames<Connections>& connections_names() {
-  static const EnumNames<Connections> names = {
-      {"fresh", Connections::kFresh}, {"persistent", Connections::kPersistent}, {"warm", Connections::kWarm}};
-  return names;
-}
-
 TcpSettings configure_tcp(EmulatedWan& wan, Connections connections, const std::string& congestion) {
   const std::string idle = connections == Connections::kWarm ? "0" : "1";
   for (NodeId n = 0; n < wan.nodes(); ++n) {
@@ -77,7 +71,7 @@ struct Sockets::Conn {
   Fd fd;
   bool sender = false, listener = false;
   bool connected = false;
-  bool fresh = false;  // sender: carries one payload message, then is closed by its receiver
+  int64_t fresh_id = -1;  // fresh sender: the one message it carries (then its receiver closes it)
   // Sender: messages waiting (fresh: one), and the one being written.
   std::deque<Header> queue;
   Header out{};
@@ -196,7 +190,7 @@ void Sockets::send(NodeId src, NodeId dst, int64_t id, int64_t bytes) {
   Conn* c;
   if (opt_.connections == Connections::kFresh) {
     c = connect_from(src, dst);
-    c->fresh = true;
+    c->fresh_id = id;
     fresh_[id] = c;
   } else {
     Conn*& p = pairs_[{src, dst}];
@@ -213,11 +207,7 @@ void Sockets::send_control(NodeId src, NodeId dst, int64_t id) {
 }
 
 void Sockets::cancel(int64_t id) {
-  cancelled_.insert(id);
-  auto it = fresh_.find(id);
-  if (it == fresh_.end()) return;
-  close(it->second);
-  fresh_.erase(it);
+  if (auto it = fresh_.find(id); it != fresh_.end()) close(it->second);
 }
 
 void Sockets::enqueue(Conn* c, int64_t id, int64_t length) {
@@ -298,7 +288,7 @@ void Sockets::received(Conn* c) {
   }
   const int64_t id = c->in_id;
   if (opt_.connections == Connections::kFresh) close(c);  // its only message: close, its sender sees it
-  if (cancelled_.erase(id) == 0) payload_arrived_(id, now_ns());
+  payload_arrived_(id, now_ns());
 }
 
 void Sockets::accept_all(Conn* listener) {
@@ -353,8 +343,7 @@ void Sockets::poll(int64_t wait_ns) {
     }
   }
   for (Conn* c : closed_) {
-    for (auto it = fresh_.begin(); it != fresh_.end();)
-      it = it->second == c ? fresh_.erase(it) : std::next(it);
+    if (c->fresh_id >= 0) fresh_.erase(c->fresh_id);
     conns_.erase(c);
   }
   closed_.clear();

@@ -39,12 +39,12 @@
 #include <vector>
 
 #include "emulate/wan_emulator.h"
-#include "sim/base/enum_names.h"
+#include "sim/flow_model.h"
 
 namespace gossipsim::emulate {
 
-enum class Connections { kFresh, kPersistent, kWarm };
-const EnumNames<Connections>& connections_names();  // "fresh", "persistent", "warm"
+// The flow model's own names and values (sim/flow_model.h: connections_names()).
+using Connections = FlowModel::Connections;
 
 // What the kernel's TCP does here, read in the namespaces: to be reported
 // beside every measurement.
@@ -87,7 +87,9 @@ class Sockets {
   void send(NodeId src, NodeId dst, int64_t id, int64_t bytes);
   // A control message (a header, no payload) from src to dst.
   void send_control(NodeId src, NodeId dst, int64_t id);
-  // Message `id` will not be reported; fresh: its connection is closed.
+  // Gives up message `id`: fresh, its connection is closed; persistent or
+  // warm, its bytes still go. It may still be reported, if its bytes had all
+  // arrived; the caller ignores an id it no longer waits for.
   void cancel(int64_t id);
   // Waits at most wait_ns for the sockets, and serves what is ready.
   void poll(int64_t wait_ns);
@@ -112,8 +114,7 @@ class Sockets {
   std::vector<Conn*> closed_;  // freed after the poll that closed them
   std::vector<Conn*> listeners_;
   std::map<std::pair<NodeId, NodeId>, Conn*> pairs_, control_pairs_;
-  std::map<int64_t, Conn*> fresh_;  // fresh: the sender's connection of each message in flight
-  std::set<int64_t> cancelled_;
+  std::map<int64_t, Conn*> fresh_;  // fresh: the sender's connection of each message in flight (Conn::fresh_id)
   std::vector<char> zeros_, scratch_;
   int64_t warmed_ = 0;
 };

@@ -41,6 +41,8 @@
 //     handshake, no slow start).
 #pragma once
 
+#include "sim/base/enum_names.h"
+
 namespace gossipsim {
 
 struct FlowModel {
@@ -58,5 +60,14 @@ struct FlowModel {
   double payload_factor = 1448.0 / 1500.0;
   double max_window_bytes = 4194304;    // Linux's largest send buffer (net.ipv4.tcp_wmem)
 };
+
+// How connections are named in scenarios and results: "fresh", "persistent",
+// "warm" (/network/slowstart/connections, /network/real/connections).
+inline const EnumNames<FlowModel::Connections>& connections_names() {
+  static const EnumNames<FlowModel::Connections> names = {{"fresh", FlowModel::Connections::kFresh},
+                                                          {"persistent", FlowModel::Connections::kPersistent},
+                                                          {"warm", FlowModel::Connections::kWarm}};
+  return names;
+}
 
 }  // namespace gossipsim

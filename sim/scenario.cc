@@ -327,10 +327,7 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
   if (auto ss = r.child("slowstart")) {
     r.require(n.model.slow_start, "slowstart", "these options with \"model\": \"slowstart\" only");
     FlowModel& m = n.model;
-    m.connections = ss->choice("connections", EnumNames<FlowModel::Connections>{
-                                                  {"fresh", FlowModel::Connections::kFresh},
-                                                  {"persistent", FlowModel::Connections::kPersistent},
-                                                  {"warm", FlowModel::Connections::kWarm}});
+    m.connections = ss->choice("connections", connections_names());
     m.initial_window_bytes = ss->number("initial_window_bytes", m.initial_window_bytes);
     ss->require(m.initial_window_bytes >= 1 && m.initial_window_bytes <= 1e9, "initial_window_bytes",
                 "a number of bytes in [1, 1e9]");
@@ -356,10 +353,7 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
   }
   if (auto real = r.child("real")) {
     RealRunOptions& o = n.real;
-    o.connections = real->choice("connections", EnumNames<FlowModel::Connections>{
-                                                    {"fresh", FlowModel::Connections::kFresh},
-                                                    {"persistent", FlowModel::Connections::kPersistent},
-                                                    {"warm", FlowModel::Connections::kWarm}});
+    o.connections = real->choice("connections", connections_names());
     o.congestion = real->string("congestion", o.congestion);
     real->require(!o.congestion.empty() && o.congestion.size() <= 15 &&
                       std::all_of(o.congestion.begin(), o.congestion.end(),
