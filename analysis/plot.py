@@ -85,6 +85,9 @@ FACTS = {}
 DEFAULT_WINDOW_S = 10.0
 MAX_TIMELINE_NODES = 48
 
+# More legend entries than this go beside the axes, not over the curves.
+MAX_LEGEND_INSIDE = 8
+
 # Line styles by label (simulation against real runs: one colour per
 # method, one style per kind of run); empty otherwise.
 LINE = {}
@@ -1143,9 +1146,16 @@ def curves(out, by_label, colour, targets, title):
             ax.axhline(t, color="grey", lw=0.5, ls=":")
             ax.annotate(f"target {t:g}", xy=(1, t), xycoords=("axes fraction", "data"), xytext=(-2, 2),
                         textcoords="offset points", ha="right", va="bottom", fontsize=7, color="grey")
-    axes[0].legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
+    if len(by_label) > MAX_LEGEND_INSIDE:  # beside the panels: inside, so many entries hide the curves
+        fig.set_size_inches(15, 5)
+        legend = axes[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.03, 1.0),
+                                bbox_transform=axes[1].transAxes)
+        legend.set_in_layout(False)
+        fig.tight_layout(rect=(0, 0, 0.8, 1))
+    else:
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
     save(fig, os.path.join(out, "accuracy.png"))
     note("accuracy.png", **axis_facts(axes[0]), targets=list(targets), **band_range(bands),
          target_labels=[t.get_text() for t in axes[0].texts])
@@ -1160,9 +1170,15 @@ def curves(out, by_label, colour, targets, title):
         if log:
             ax.set_yscale("symlog", linthresh=1e-6)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
         ax.set_title(title)
-        fig.tight_layout()
+        if len(by_label) > MAX_LEGEND_INSIDE:
+            fig.set_size_inches(10.5, 4.5)
+            legend = ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+            legend.set_in_layout(False)
+            fig.tight_layout(rect=(0, 0, 0.7, 1))
+        else:
+            ax.legend(fontsize=8)
+            fig.tight_layout()
         save(fig, os.path.join(out, f"{name}.png"))
         note(f"{name}.png", **axis_facts(ax), **band_range(bands))
         plt.close(fig)
@@ -1172,13 +1188,17 @@ def staleness(out, by_label, colour, title):
     """staleness.png: every method whose transfers were merged."""
     fig, ax = plt.subplots(figsize=(9.5, 4.5))
     drawn = False
+    values = {l: np.concatenate([r["transfers"]["staleness_s"] for r in runs]) for l, runs in by_label.items()}
+    values = {l: v[~np.isnan(v)] for l, v in values.items()}
+    every = np.concatenate(list(values.values())) if values else np.array([])
+    # One set of bins for every method, so that bar heights compare.
+    edges = np.linspace(every.min(), every.max(), 41) if len(every) and every.max() > every.min() else 40
     for l, runs in by_label.items():
-        s = np.concatenate([r["transfers"]["staleness_s"] for r in runs])
-        s = s[~np.isnan(s)]
+        s = values[l]
         if len(s):
             # Per run: labels pooled over different numbers of runs (seeds,
             # or real repetitions against one simulation) compare as they are.
-            ax.hist(s, bins=40, histtype="step", weights=np.full(len(s), 1.0 / len(runs)),
+            ax.hist(s, bins=edges, histtype="step", weights=np.full(len(s), 1.0 / len(runs)),
                     label=f"{l} (median {np.median(s):.2f} s)", color=colour[l],
                     linestyle=LINE.get(l, {}).get("ls", "-"), linewidth=LINE.get(l, {}).get("lw", 1.0))
             drawn = True
