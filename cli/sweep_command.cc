@@ -13,6 +13,7 @@
 // signal.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "analysis/output_dir.h"
@@ -41,47 +43,103 @@ namespace fs = std::filesystem;
 
 namespace {
 
-volatile std::sig_atomic_t g_sweep_signal = 0;
-constexpr int kMaxChildren = 1024;
-std::atomic<pid_t> g_children[kMaxChildren];
+// SIGINT and SIGTERM, taken by one thread of the sweep (sigwait) rather than
+// by a handler: the signals are blocked in every thread of the sweep and in
+// a point run until it has exec'd, so none can run an inherited handler
+// between fork and exec (a point so signalled used to hold its 60 s test
+// hold and outlive the stop), and the set of running points is guarded by a
+// mutex that the stop and each start both take, so a point that starts
+// while the sweep stops is stopped too.
+class Stopper {
+ public:
+  Stopper() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &set_, &before_);
+    waiter_ = std::thread([this] { wait(); });
+  }
+  ~Stopper() {
+    done_ = true;
+    waiter_.join();
+    ::pthread_sigmask(SIG_SETMASK, &before_, nullptr);  // a signal still pending acts as usual
+  }
+  Stopper(const Stopper&) = delete;
+  Stopper& operator=(const Stopper&) = delete;
 
-void on_sweep_signal(int sig) {
-  g_sweep_signal = sig;
-  for (auto& c : g_children)
-    if (pid_t pid = c.load(); pid > 0) ::kill(pid, SIGTERM);
-}
+  int signal() const { return signal_.load(); }
+  const sigset_t& blocked() const { return set_; }
+
+  // false when the sweep is stopping (the point is then stopped at once).
+  bool add(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (signal_.load()) {
+      ::kill(pid, SIGTERM);
+      return false;
+    }
+    children_.insert(pid);
+    return true;
+  }
+  void remove(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    children_.erase(pid);
+  }
+
+ private:
+  void wait() {
+    const timespec tick{0, 100'000'000};
+    while (!done_) {
+      const int sig = ::sigtimedwait(&set_, nullptr, &tick);
+      if (sig <= 0) continue;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!signal_.load()) signal_ = sig;
+      for (pid_t pid : children_) ::kill(pid, SIGTERM);
+    }
+  }
+
+  sigset_t set_{}, before_{};
+  std::atomic<int> signal_{0};
+  std::atomic<bool> done_{false};
+  std::mutex mutex_;
+  std::set<pid_t> children_;
+  std::thread waiter_;
+};
 
 // Runs this binary with `args` (args[0] is its name), output into `log`, and
 // waits for it; its exit code (128 + the signal if one ended it). The child
 // dies with the thread that started it (PR_SET_PDEATHSIG).
-int run_child(const std::vector<std::string>& args, const fs::path& log) {
+int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper& stopper) {
   static const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // A test hook (GOSSIPSIM_TEST_HOLD_BEFORE_EXEC=SECONDS): each point waits
+  // that long between fork and exec, so that a test can stop the sweep there.
+  static const double hold_before_exec = [] {
+    const char* spec = std::getenv("GOSSIPSIM_TEST_HOLD_BEFORE_EXEC");
+    return spec ? std::min(std::max(std::atof(spec), 0.0), 600.0) : 0.0;
+  }();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot start a point run: ") + std::strerror(errno));
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(128 + SIGKILL);  // the sweep died before the line above
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
+    if (hold_before_exec > 0) ::usleep(static_cast<useconds_t>(hold_before_exec * 1e6));
+    // The run installs its own handlers; until then a stop ends it.
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::pthread_sigmask(SIG_UNBLOCK, &stopper.blocked(), nullptr);
     ::execv(self.c_str(), argv.data());
     ::_exit(127);
   }
-  int slot = -1;
-  for (int i = 0; i < kMaxChildren && slot < 0; ++i) {
-    pid_t empty = 0;
-    if (g_children[i].compare_exchange_strong(empty, pid)) slot = i;
-  }
-  if (g_sweep_signal) ::kill(pid, SIGTERM);  // a signal came while it started
+  const bool added = stopper.add(pid);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (slot >= 0) g_children[slot].store(0);
+  if (added) stopper.remove(pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -104,13 +162,18 @@ class SweepRun {
     }
     fmt::print(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep_.name, sweep_.size(),
                shard, shards, done, todo.size());
-    std::signal(SIGINT, on_sweep_signal);
-    std::signal(SIGTERM, on_sweep_signal);
-    run_points(todo);
-    if (g_sweep_signal) {
+    int stopped_by = 0;
+    {
+      Stopper stopper;
+      stopper_ = &stopper;
+      run_points(todo);
+      stopped_by = stopper.signal();
+      stopper_ = nullptr;
+    }
+    if (stopped_by) {
       fmt::print(stderr, "sweep {}: stopped by signal {}; the points not done run when the sweep starts again\n",
-                 sweep_.name, static_cast<int>(g_sweep_signal));
-      return 128 + static_cast<int>(g_sweep_signal);
+                 sweep_.name, stopped_by);
+      return 128 + stopped_by;
     }
     return gather();
   }
@@ -190,16 +253,16 @@ class SweepRun {
     const int jobs = cmd_.jobs > 0 ? cmd_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     boost::asio::thread_pool pool(jobs);
     for (size_t p : todo) boost::asio::post(pool, [this, p] {
-      if (!g_sweep_signal) run_point(p);
+      if (!stopper_->signal()) run_point(p);
     });
     pool.join();
   }
 
   void run_point(size_t p) {
     const fs::path log = out_ / "points" / (std::to_string(p) + ".log");
-    const int rc = run_child(point_args(p), log);
+    const int rc = run_child(point_args(p), log, *stopper_);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (g_sweep_signal) return;  // stopped, not failed: it runs again on restart
+    if (stopper_->signal()) return;  // stopped, not failed: it runs again on restart
     if (rc != 0) {
       failed_.push_back(p);
       std::ifstream in(log);
@@ -240,6 +303,7 @@ class SweepRun {
   Sweep sweep_;
   fs::path out_;
   std::unique_ptr<FolderClaim> claim_;  // no other sweep writes into out_ meanwhile
+  Stopper* stopper_ = nullptr;  // while points run
   std::mutex mutex_;
   std::vector<size_t> failed_;
 };

@@ -80,6 +80,17 @@ int point_runs_alive(const fs::path& out) {
   return test::run_shell("pgrep -f -- '[-]-out " + out.string() + "/points/' > /dev/null") == 0 ? 1 : 0;
 }
 
+// Kills a sweep started by a test when the test ends, also when an assertion
+// ended it early (its point runs die with it), so a failure leaves nothing running.
+// (Only while its exit code is not written: after that the pid may be another's.)
+struct KillAtEnd {
+  int pid = 0;
+  std::string rc_file;
+  ~KillAtEnd() {
+    if (pid > 0 && !fs::exists(rc_file)) ::kill(pid, SIGKILL);
+  }
+};
+
 bool wait_until(const std::function<bool()>& done, double seconds) {
   for (int i = 0; i < seconds * 20; ++i) {
     if (done()) return true;
@@ -128,6 +139,7 @@ TEST(Sweep, SigtermStopsTheSweepAndItsPointRuns) {
   int pid = 0;
   pid_file >> pid;
   ASSERT_GT(pid, 0);
+  KillAtEnd guard{pid, o + ".rc"};
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   ASSERT_TRUE(wait_until([&] { return fs::exists(out.string() + ".rc") && fs::file_size(out.string() + ".rc") > 0; },
                          30));
@@ -140,6 +152,37 @@ TEST(Sweep, SigtermStopsTheSweepAndItsPointRuns) {
   std::string text;
   ASSERT_EQ(test::run_shell(cmd, &text), 0) << text;
   EXPECT_TRUE(fs::exists(out / "sweep.csv"));
+  fs::remove_all(f.parent_path());
+}
+
+// A stop that comes while the points are between fork and exec stops them
+// too: they used to run the sweep's inherited handler there, exec as if
+// nothing had happened and hold for their 60 s, and the sweep waited for them.
+TEST(Sweep, SigtermWhilePointsStartStopsThemToo) {
+  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}});
+  fs::path out = temp("stopped-at-start");
+  const std::string o = out.string();
+  test::run_shell("(GOSSIPSIM_TEST_HOLD=60 GOSSIPSIM_TEST_HOLD_BEFORE_EXEC=3 " + std::string(GOSSIPSIM_BINARY) +
+                  " sweep " + f.string() + " --kernels none --jobs 2 --out " + o + " > " + o + ".log 2>&1 & echo $! > " +
+                  o + ".pid; wait $!; echo $? > " + o + ".rc.tmp; mv " + o + ".rc.tmp " + o + ".rc) > /dev/null 2>&1 &");
+  // The sweep says how many points it runs just before it starts them.
+  ASSERT_TRUE(wait_until([&] { return read(o + ".log").find("to run") != std::string::npos; }, 30)) << read(o + ".log");
+  ::usleep(500000);
+  EXPECT_EQ(point_runs_alive(out), 0) << "a point exec'd before its hold ended";
+  std::ifstream pid_file(o + ".pid");
+  int pid = 0;
+  pid_file >> pid;
+  ASSERT_GT(pid, 0);
+  KillAtEnd guard{pid, o + ".rc"};
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  // Within the 3 s hold plus the sweep's own exit, far short of the 60 s hold.
+  ASSERT_TRUE(wait_until([&] { return fs::exists(o + ".rc") && fs::file_size(o + ".rc") > 0; }, 30)) << read(o + ".log");
+  std::ifstream rc(o + ".rc");
+  int code = 0;
+  rc >> code;
+  EXPECT_EQ(code, 128 + SIGTERM) << read(o + ".log");
+  EXPECT_EQ(point_runs_alive(out), 0);
+  EXPECT_FALSE(fs::exists(out / "sweep.csv"));
   fs::remove_all(f.parent_path());
 }
 
