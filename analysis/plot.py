@@ -749,20 +749,24 @@ def plot_sweep(folder, out):
     save(fig, os.path.join(out, "sweep.png"))
     plt.close(fig)
     sweep_map(all_rows, axes, out, target)
+    if any(r.get("time_to_target_node_mean_s") for r in all_rows):
+        sweep_map(all_rows, axes, out, target, "node_mean", "sweep-map-node_mean.png")
     write_sweep_tables(all_rows, axes, out)
 
 
 MAX_MAP_PANELS = 16
 
 
-def sweep_map(rows, axes, out, target, column="time_to_target_s", name="sweep-map.png"):
+def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
     """sweep-map.png: where the method under study wins. For the first two
     axes other than /seed (rows and columns), one heat map per combination
     of the remaining axes: the speed-up of the reference method over each
     other method to `target` (geometric mean over the seeds where both
     reached it), on a log colour scale centred on 1; a cell whose 95%
     interval excludes 1 is marked (+ faster, - slower), one with fewer than
-    two such seeds says so."""
+    two such seeds says so. `metric` chooses the times: the average
+    model's or the nodes' own (node_mean)."""
+    column = "time_to_target_s" if metric == "average" else f"time_to_target_{metric}_s"
     seed_axis = "/seed" if "/seed" in axes else None
     free = [a for a in axes if a != seed_axis]
     if len(free) < 2:
@@ -798,16 +802,25 @@ def sweep_map(rows, axes, out, target, column="time_to_target_s", name="sweep-ma
                 ratios = [times[(other, y, x, facet, s)] / times[(ref, y, x, facet, s)] for s in seeds
                           if math.isfinite(times.get((other, y, x, facet, s), math.inf))
                           and math.isfinite(times[(ref, y, x, facet, s)]) and times[(ref, y, x, facet, s)] > 0]
+                # Seeds where each of the two reached the target: where they
+                # differ the cell says so, since a cell without a value can hide
+                # that one method always reached it and the other never did.
+                ref_reached = sum(1 for s in seeds if math.isfinite(times[(ref, y, x, facet, s)]))
+                other_reached = sum(1 for s in seeds if math.isfinite(times.get((other, y, x, facet, s), math.inf)))
                 mark = f"{len(ratios)}/{len(seeds)}"
                 if len(ratios) >= 2:
                     g, lo, hi = ratio_interval(ratios)
                     grid[i, j] = g
                     mark = f"{g:.2f}" + ("+" if lo > 1 else "-" if hi < 1 else "")
                     facts.append({"other": other, "facet": list(facet), y_axis: y, x_axis: x, "speedup": g,
-                                  "low": lo, "high": hi, "seeds": len(ratios)})
+                                  "low": lo, "high": hi, "seeds": len(ratios), "reference_reached": ref_reached,
+                                  "other_reached": other_reached, "of": len(seeds)})
                 elif len(ratios) == 1:
                     mark = f"{ratios[0]:.2f}?"
-                ax.text(j, i, mark, ha="center", va="center", fontsize=7)
+                if ref_reached != other_reached:
+                    mark += f"\n{ref_reached} vs {other_reached}"
+                dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
+                ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels(xs, rotation=30, fontsize=6)
@@ -824,8 +837,9 @@ def sweep_map(rows, axes, out, target, column="time_to_target_s", name="sweep-ma
         bar.set_ticks([0.25, 0.5, 1, 2, 4])
         bar.set_ticklabels(["1/4", "1/2", "1", "2", "4"])
         bar.set_label(f"speed-up (> 1: {ref} faster)", fontsize=8)
-    fig.suptitle(f"Speed-up to accuracy {target}, geometric mean over seeds\n+ / -: its 95% interval lies above / "
-                 "below 1; k/n: seeds where both reached it", fontsize=8)
+    fig.suptitle(f"Speed-up to accuracy {target} on {TARGET_METRICS[metric]}, geometric mean over seeds\n"
+                 "+ / -: its 95% interval lies above / below 1; k/n: seeds where both reached it\n"
+                 f"a vs b: seeds where {ref} / the other reached it, where they differ", fontsize=8)
     save(fig, os.path.join(out, name))
     note(name, reference=ref, target=target, cells=facts)
     plt.close(fig)
