@@ -793,9 +793,10 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                             layout="constrained")
     from matplotlib.colors import LogNorm
     norm = LogNorm(vmin=1 / 4, vmax=4)
-    facts, image = [], None
+    facts, image, tables = [], None, []
     for ax, (other, facet) in zip(axs.flat, panels):
         grid = np.full((len(ys), len(xs)), np.nan)
+        cells_text = [["" for _ in xs] for _ in ys]
         for i, y in enumerate(ys):
             for j, x in enumerate(xs):
                 seeds = {k[4] for k in times if k[0] == ref and k[1] == y and k[2] == x and k[3] == facet}
@@ -817,8 +818,12 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                                   "other_reached": other_reached, "of": len(seeds)})
                 elif len(ratios) == 1:
                     mark = f"{ratios[0]:.2f}?"
+                text = (f"{grid[i, j]:.2f}x [{lo:.2f}, {hi:.2f}]" + (" **+**" if lo > 1 else " **-**" if hi < 1 else "")
+                        if len(ratios) >= 2 else f"{ratios[0]:.2f}x, one seed" if ratios else "no seed where both did")
                 if ref_reached != other_reached:
                     mark += f"\n{ref_reached} vs {other_reached}"
+                    text += f" ({ref_reached} vs {other_reached} of {len(seeds)})"
+                cells_text[i][j] = text
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
@@ -830,6 +835,7 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
         ax.set_ylabel(y_axis, fontsize=7)
         ax.set_title(f"{ref} over {other}" + (": " + ", ".join(f"{a}={v}" for a, v in zip(rest, facet)) if rest else ""),
                      fontsize=7)
+        tables.append((other, facet, cells_text))
     for ax in list(axs.flat)[len(panels):]:
         ax.axis("off")
     if image is not None:
@@ -842,6 +848,19 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                  f"a vs b: seeds where {ref} / the other reached it, where they differ", fontsize=8)
     save(fig, os.path.join(out, name))
     note(name, reference=ref, target=target, cells=facts)
+    # The same cells as text, one table per panel (name.md beside name.png).
+    with open(os.path.join(out, name[:-len(".png")] + ".md"), "w") as f:
+        f.write(f"Speed-up of {ref} to accuracy {target} on {TARGET_METRICS[metric]}: geometric mean over the "
+                "seeds where both reached it [95% interval]; **+** / **-**: the interval lies above / below 1; "
+                f"(a vs b of n): the seeds where {ref} / the "
+                f"other reached it, where they differ. Rows: {y_axis}; columns: {x_axis}.\n")
+        for other, facet, cells_text in tables:
+            f.write(f"\n### {ref} over {other}" + ("; " + ", ".join(f"{a} = {v}" for a, v in zip(rest, facet))
+                                                    if rest else "") + "\n\n")
+            f.write(f"| {y_axis} | " + " | ".join(str(x) for x in xs) + " |\n")
+            f.write("|---" * (len(xs) + 1) + "|\n")
+            for y, row in zip(ys, cells_text):
+                f.write(f"| {y} | " + " | ".join(row) + " |\n")
     plt.close(fig)
 
 

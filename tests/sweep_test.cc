@@ -342,6 +342,14 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
     EXPECT_EQ(cell("8", "a")["of"], 3);
     EXPECT_TRUE(fs::exists(dir / name));
   }
+  // The cells as text: (8, b)'s logs are 0, -ln 2, ln 2 (sd ln 2), so its
+  // interval is exp(+-4.303 ln 2 / sqrt 3) = [0.18, 5.60]; in (16, b) both
+  // reached it in one seed (ratio 1), scheduling in 3 and overlap in 1.
+  const std::string text = read(dir / "sweep-map.md");
+  EXPECT_NE(text.find("| 8 | 2.00x [2.00, 2.00] **+** | 1.00x [0.18, 5.60] |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 16 | 0.50x [0.50, 0.50] **-** | 1.00x, one seed (3 vs 1 of 3) |"), std::string::npos) << text;
+  EXPECT_NE(read(dir / "sweep-map-node_mean.md").find("| 16 | 0.25x [0.25, 0.25] **-** | 0.50x, one seed (3 vs 1 of 3) |"),
+            std::string::npos);
   fs::remove_all(dir);
 }
 
