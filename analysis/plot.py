@@ -778,11 +778,14 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
     others = list(dict.fromkeys(r["label"] for r in rows if r.get("reference") != "1"))
     if not ref or not others:
         return
-    times = {}
+    times, mechanism = {}, {}
     for r in rows:
         seed = r[seed_axis] if seed_axis else r["point"]
-        times[(r["label"], r[y_axis], r[x_axis], tuple(r[a] for a in rest), seed)] = \
-            number(r[column]) if r.get(column) else math.inf
+        key = (r["label"], r[y_axis], r[x_axis], tuple(r[a] for a in rest), seed)
+        times[key] = number(r[column]) if r.get(column) else math.inf
+        # What each method did there (sweep.csv since merges were gathered):
+        # merges and their mean staleness.
+        mechanism[key] = tuple(number(r[c]) if r.get(c) else None for c in ("merges", "staleness_mean_s"))
     ys = sorted({r[y_axis] for r in rows}, key=axis_value_key)
     xs = sorted({r[x_axis] for r in rows}, key=axis_value_key)
     facets = list(dict.fromkeys(tuple(r[a] for a in rest) for r in rows))[:MAX_MAP_PANELS]
@@ -797,6 +800,7 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
     for ax, (other, facet) in zip(axs.flat, panels):
         grid = np.full((len(ys), len(xs)), np.nan)
         cells_text = [["" for _ in xs] for _ in ys]
+        mechanism_text = [["-" for _ in xs] for _ in ys]
         for i, y in enumerate(ys):
             for j, x in enumerate(xs):
                 seeds = {k[4] for k in times if k[0] == ref and k[1] == y and k[2] == x and k[3] == facet}
@@ -824,6 +828,17 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                     mark += f"\n{ref_reached} vs {other_reached}"
                     text += f" ({ref_reached} vs {other_reached} of {len(seeds)})"
                 cells_text[i][j] = text
+                # The mechanism: per seed, the reference's merges and mean
+                # staleness over the other's; geometric means over the seeds
+                # where both have them.
+                why = []
+                for n, what in enumerate(("merges", "staleness")):
+                    r = [mechanism[(ref, y, x, facet, s)][n] / mechanism[(other, y, x, facet, s)][n] for s in seeds
+                         if (other, y, x, facet, s) in mechanism and mechanism[(ref, y, x, facet, s)][n]
+                         and mechanism[(other, y, x, facet, s)][n]]
+                    if r:
+                        why.append(f"{what} {math.exp(sum(map(math.log, r)) / len(r)):.2f}x")
+                mechanism_text[i][j] = ", ".join(why) or "-"
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
@@ -833,9 +848,11 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
         ax.set_yticklabels(ys, fontsize=6)
         ax.set_xlabel(x_axis, fontsize=7)
         ax.set_ylabel(y_axis, fontsize=7)
-        ax.set_title(f"{ref} over {other}" + (": " + ", ".join(f"{a}={v}" for a, v in zip(rest, facet)) if rest else ""),
+        # One line per remaining axis, named by its last path component: the
+        # panels sit side by side and whole paths ran into each other.
+        ax.set_title("\n".join([f"{ref} over {other}"] + [f"{a.rsplit('/', 1)[-1]} = {v}" for a, v in zip(rest, facet)]),
                      fontsize=7)
-        tables.append((other, facet, cells_text))
+        tables.append((other, facet, cells_text, mechanism_text))
     for ax in list(axs.flat)[len(panels):]:
         ax.axis("off")
     if image is not None:
@@ -854,13 +871,18 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                 "seeds where both reached it [95% interval]; **+** / **-**: the interval lies above / below 1; "
                 f"(a vs b of n): the seeds where {ref} / the "
                 f"other reached it, where they differ. Rows: {y_axis}; columns: {x_axis}.\n")
-        for other, facet, cells_text in tables:
-            f.write(f"\n### {ref} over {other}" + ("; " + ", ".join(f"{a} = {v}" for a, v in zip(rest, facet))
-                                                    if rest else "") + "\n\n")
-            f.write(f"| {y_axis} | " + " | ".join(str(x) for x in xs) + " |\n")
-            f.write("|---" * (len(xs) + 1) + "|\n")
-            for y, row in zip(ys, cells_text):
-                f.write(f"| {y} | " + " | ".join(row) + " |\n")
+        for other, facet, cells_text, mechanism_text in tables:
+            where = "; " + ", ".join(f"{a} = {v}" for a, v in zip(rest, facet)) if rest else ""
+            for heading, cells in ((f"{ref} over {other}", cells_text),
+                                   (f"why: {ref}'s merges and their mean staleness (s) over {other}'s, "
+                                    "geometric mean over seeds", mechanism_text)):
+                if cells is mechanism_text and all(c == "-" for row in cells for c in row):
+                    continue  # a sweep.csv gathered before merges were
+                f.write(f"\n### {heading}{where}\n\n")
+                f.write(f"| {y_axis} | " + " | ".join(str(x) for x in xs) + " |\n")
+                f.write("|---" * (len(xs) + 1) + "|\n")
+                for y, row in zip(ys, cells):
+                    f.write(f"| {y} | " + " | ".join(row) + " |\n")
     plt.close(fig)
 
 

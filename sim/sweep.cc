@@ -103,7 +103,7 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   std::string csv = "point";
   for (const auto& a : sweep.axes) csv += "," + a.path;
   csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
-         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s\n";
+         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
     if (!fs::exists(summary)) continue;
@@ -130,6 +130,15 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
                                        num(m["best_accuracy"]),
                                        num(m["virtual_s"]), num(m["epochs"]), m["bytes_sent"].get<int64_t>(),
                                        m["transfers"].get<int64_t>());
+      // What the method did, beside how fast it learned: the merges and
+      // their mean staleness in seconds (the mechanism a map's cell is read
+      // by; empty for a method that merges nothing, or a summary without them).
+      const std::string merges = m.contains("merges") && m["merges"].is_number() ? num(m["merges"]) : "";
+      const std::string staleness =
+          m.contains("staleness") && m["staleness"].is_object() && m["staleness"].contains("seconds")
+              ? num(m["staleness"]["seconds"].value("mean", nlohmann::json()))
+              : "";
+      const std::string mechanism = "," + merges + "," + staleness;
       const auto& targets = m["time_to_accuracy"];
       // The nodes' own models too (summary's time_to_accuracy_by; empty
       // where the run did not evaluate them, or predates it).
@@ -138,10 +147,10 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
         const auto& t = m["time_to_accuracy_by"][metric];
         return t.contains(target) && !t[target].is_null() ? num(t[target]["virtual_s"]) : "";
       };
-      if (targets.empty()) csv += common + ",,,,\n";
+      if (targets.empty()) csv += common + ",,,," + mechanism + "\n";
       for (auto it = targets.begin(); it != targets.end(); ++it)
         csv += common + "," + it.key() + "," + (it.value().is_null() ? "" : num(it.value()["virtual_s"])) + "," +
-               by("node_mean", it.key()) + "," + by("node_min", it.key()) + "\n";
+               by("node_mean", it.key()) + "," + by("node_min", it.key()) + mechanism + "\n";
     }
     } catch (const nlohmann::json::exception& e) {
       throw InputError(summary.string(), "", std::string("expected a summary written by gossipsim run: ") + e.what());

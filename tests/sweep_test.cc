@@ -14,6 +14,9 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "sim/base/error.h"
 #include "test_util.h"
@@ -248,6 +251,37 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
   std::string csv = read(straight / "sweep.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 2 * 3);  // header + points x methods x targets
   EXPECT_EQ(csv, read(pieces / "sweep.csv"));
+  // Each row carries its method's merges and mean staleness as point 0's
+  // summary.json gives them (the mechanism a sweep map is read by).
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::istringstream in(line);
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    return cells;
+  };
+  const std::vector<std::string> names = split(header);
+  ASSERT_GE(names.size(), 2u);
+  EXPECT_EQ(names[names.size() - 2], "merges");
+  EXPECT_EQ(names.back(), "staleness_mean_s");
+  const nlohmann::json summary = nlohmann::json::parse(read(straight / "points/0/summary.json"));
+  int checked = 0;
+  while (std::getline(lines, row)) {
+    const std::vector<std::string> cells = split(row);
+    ASSERT_EQ(cells.size(), names.size()) << row;
+    if (cells[0] != "0") continue;
+    for (const auto& m : summary["methods"])
+      if (m["label"] == cells[4]) {
+        EXPECT_EQ(std::stoll(cells[cells.size() - 2]), m["merges"].get<int64_t>()) << row;
+        EXPECT_GT(m["merges"].get<int64_t>(), 0);
+        EXPECT_NEAR(std::stod(cells.back()), m["staleness"]["seconds"]["mean"].get<double>(), 1e-5) << row;
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 2 * 3);  // two methods, three targets
   fs::remove_all(f.parent_path());
 }
 
@@ -287,24 +321,21 @@ namespace gossipsim {
 namespace {
 
 // The map of where scheduling wins (#23): two axes besides /seed, a cell
-// per pair of values, the speed-up over the seeds. Written here: at
-// (8, a) overlap takes 2x as long in all three seeds (interval [2, 2]:
-// faster, marked +); at (8, b) 1x, 0.5x, 2x (geometric mean 1, no mark); at
-// (16, a) 0.5x everywhere (slower, -); at (16, b) only one seed where both
-// reached the target (no interval).
-// The map's cells from a sweep.csv written here. Scheduling reaches the
-// target at 10 s on the average model and 20 s on the node mean in every
-// seed; overlap's times are listed per cell (empty: never), the same on both.
-// So on the average model (8, a) is 2x in every seed, (8, b) has ratios 1,
-// 0.5, 2 (geometric mean 1, interval around 1), (16, a) is 0.5x, (16, b) has
-// one seed where both reached it; on the node mean every ratio halves.
+// per pair of values, the speed-up over the seeds. The map's cells from a
+// sweep.csv written here. Scheduling reaches the target at 10 s on the
+// average model and 20 s on the node mean in every seed; overlap's times are
+// listed per cell (empty: never), the same on both. So on the average model
+// (8, a) is 2x in every seed, (8, b) has ratios 1, 0.5, 2 (geometric mean 1,
+// interval around 1), (16, a) is 0.5x, (16, b) has one seed where both
+// reached it; on the node mean every ratio halves.
 TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
   const fs::path dir = fs::temp_directory_path() / ("gossipsim-map-" + std::to_string(::getpid()));
   fs::create_directories(dir / "points");
   {
     std::ofstream csv(dir / "sweep.csv");
     csv << "point,/topology/nodes,/x,/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,"
-           "bytes_sent,transfers,target,time_to_target_s,time_to_target_node_mean_s\n";
+           "bytes_sent,transfers,target,time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,"
+           "merges,staleness_mean_s\n";
     const std::map<std::pair<int, std::string>, std::vector<std::string>> overlap = {
         {{8, "a"}, {"20", "20", "20"}}, {{8, "b"}, {"10", "5", "20"}}, {{16, "a"}, {"5", "5", "5"}},
         {{16, "b"}, {"", "", "10"}}};
@@ -312,9 +343,10 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
     for (const auto& [cell, times] : overlap)
       for (int s = 0; s < 3; ++s, ++point) {
         csv << point << "," << cell.first << "," << cell.second << "," << s + 1
-            << ",gossip-scheduled,gossip-scheduled,1,0.9,0.9,40,1,1,1,0.8,10,20\n";
+            << ",gossip-scheduled,gossip-scheduled,1,0.9,0.9,40,1,1,1,0.8,10,20,,300,0.2\n";
         csv << point << "," << cell.first << "," << cell.second << "," << s + 1
-            << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8," << times[s] << "," << times[s] << "\n";
+            << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8," << times[s] << "," << times[s] << ",,"
+            << 100 * (s + 1) << ",0.4\n";
       }
   }
   std::string out;
@@ -350,6 +382,13 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
   EXPECT_NE(text.find("| 16 | 0.50x [0.50, 0.50] **-** | 1.00x, one seed (3 vs 1 of 3) |"), std::string::npos) << text;
   EXPECT_NE(read(dir / "sweep-map-node_mean.md").find("| 16 | 0.25x [0.25, 0.25] **-** | 0.50x, one seed (3 vs 1 of 3) |"),
             std::string::npos);
+  // And why, per cell: scheduling merges 300 times in every seed, overlap
+  // 100, 200, 300 (ratios 3, 1.5, 1: geometric mean 4.5^(1/3) = 1.65);
+  // staleness 0.2 s against 0.4 s (0.50x).
+  const size_t why = text.find("### why: gossip-scheduled's merges and their mean staleness (s) over gossip-overlap's");
+  ASSERT_NE(why, std::string::npos) << text;
+  EXPECT_NE(text.find("| 8 | merges 1.65x, staleness 0.50x | merges 1.65x, staleness 0.50x |", why), std::string::npos)
+      << text;
   fs::remove_all(dir);
 }
 
