@@ -785,7 +785,8 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
         times[key] = number(r[column]) if r.get(column) else math.inf
         # What each method did there (sweep.csv since merges were gathered):
         # merges and their mean staleness.
-        mechanism[key] = tuple(number(r[c]) if r.get(c) else None for c in ("merges", "staleness_mean_s"))
+        mechanism[key] = tuple(number(r[c]) if r.get(c) else None
+                               for c in ("merges", "staleness_mean_s", "partners"))
     ys = sorted({r[y_axis] for r in rows}, key=axis_value_key)
     xs = sorted({r[x_axis] for r in rows}, key=axis_value_key)
     facets = list(dict.fromkeys(tuple(r[a] for a in rest) for r in rows))[:MAX_MAP_PANELS]
@@ -838,6 +839,13 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                          and mechanism[(other, y, x, facet, s)][n]]
                     if r:
                         why.append(f"{what} {math.exp(sum(map(math.log, r)) / len(r)):.2f}x")
+                # Who talks to whom: each method's effective number of
+                # partners per node (mean over seeds), side by side.
+                partners = [[mechanism[(label, y, x, facet, s)][2] for s in seeds
+                             if (label, y, x, facet, s) in mechanism and mechanism[(label, y, x, facet, s)][2]]
+                            for label in (ref, other)]
+                if all(partners):
+                    why.append("partners " + " vs ".join(f"{sum(p) / len(p):.1f}" for p in partners))
                 mechanism_text[i][j] = ", ".join(why) or "-"
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
@@ -874,8 +882,9 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
         for other, facet, cells_text, mechanism_text in tables:
             where = "; " + ", ".join(f"{a} = {v}" for a, v in zip(rest, facet)) if rest else ""
             for heading, cells in ((f"{ref} over {other}", cells_text),
-                                   (f"why: {ref}'s merges and their mean staleness (s) over {other}'s, "
-                                    "geometric mean over seeds", mechanism_text)):
+                                   (f"why: {ref}'s merges and their mean staleness over {other}'s (geometric mean "
+                                    f"over seeds), and each one's effective partners per node ({ref} vs {other})",
+                                    mechanism_text)):
                 if cells is mechanism_text and all(c == "-" for row in cells for c in row):
                     continue  # a sweep.csv gathered before merges were
                 f.write(f"\n### {heading}{where}\n\n")

@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "sim/base/json_reader.h"
 
@@ -99,11 +103,43 @@ std::pair<size_t, size_t> parse_shard(const std::string& text) {
   throw InputError("", "--shard", "i/n with 0 <= i < n, e.g. 0/4");
 }
 
+double effective_partners(const std::string& comm_matrix_csv) {
+  // Per receiving node, the share of its finished transfers from each
+  // sender; its effective number of partners is exp of that distribution's
+  // entropy (k equal senders: k; one sender: 1). The mean over the nodes
+  // that received anything; NaN where none did or the file is missing.
+  std::ifstream in(comm_matrix_csv);
+  if (!in) return std::nan("");
+  std::map<std::string, std::vector<double>> received;  // dst -> transfers from each src
+  std::string line;
+  std::getline(in, line);  // method,src,dst,transfers,bytes,lost
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    size_t from = 0;
+    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      cells.push_back(line.substr(from, comma - from));
+    cells.push_back(line.substr(from));
+    if (cells.size() < 4) continue;
+    const double transfers = std::strtod(cells[3].c_str(), nullptr);
+    if (transfers > 0) received[cells[2]].push_back(transfers);
+  }
+  if (received.empty()) return std::nan("");
+  double sum = 0;
+  for (const auto& [dst, counts] : received) {
+    double total = 0, entropy = 0;
+    for (double c : counts) total += c;
+    for (double c : counts) entropy -= c / total * std::log(c / total);
+    sum += std::exp(entropy);
+  }
+  return sum / static_cast<double>(received.size());
+}
+
 std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   std::string csv = "point";
   for (const auto& a : sweep.axes) csv += "," + a.path;
   csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
-         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s\n";
+         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
+         "partners\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
     if (!fs::exists(summary)) continue;
@@ -138,7 +174,11 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
           m.contains("staleness") && m["staleness"].is_object() && m["staleness"].contains("seconds")
               ? num(m["staleness"]["seconds"].value("mean", nlohmann::json()))
               : "";
-      const std::string mechanism = "," + merges + "," + staleness;
+      // Who talks to whom: each node's effective number of senders.
+      const double partners = effective_partners(
+          (fs::path(out) / "points" / std::to_string(p) / m["label"].get<std::string>() / "comm_matrix.csv").string());
+      const std::string mechanism =
+          "," + merges + "," + staleness + "," + (std::isfinite(partners) ? fmt::format("{:.4g}", partners) : "");
       const auto& targets = m["time_to_accuracy"];
       // The nodes' own models too (summary's time_to_accuracy_by; empty
       // where the run did not evaluate them, or predates it).

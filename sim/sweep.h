@@ -50,4 +50,10 @@ std::pair<size_t, size_t> parse_shard(const std::string& text);
 // method, the axis values as columns.
 std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
 
+// Who talks to whom, from a run's comm_matrix.csv: per receiving node,
+// exp of the entropy of where its finished transfers came from (k senders
+// in equal shares: k; one: 1), averaged over the nodes that received any.
+// NaN where the file is missing or holds no finished transfer.
+double effective_partners(const std::string& comm_matrix_csv);
+
 }  // namespace gossipsim

@@ -265,8 +265,10 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
   };
   const std::vector<std::string> names = split(header);
   ASSERT_GE(names.size(), 2u);
-  EXPECT_EQ(names[names.size() - 2], "merges");
-  EXPECT_EQ(names.back(), "staleness_mean_s");
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names[names.size() - 3], "merges");
+  EXPECT_EQ(names[names.size() - 2], "staleness_mean_s");
+  EXPECT_EQ(names.back(), "partners");
   const nlohmann::json summary = nlohmann::json::parse(read(straight / "points/0/summary.json"));
   int checked = 0;
   while (std::getline(lines, row)) {
@@ -275,9 +277,12 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
     if (cells[0] != "0") continue;
     for (const auto& m : summary["methods"])
       if (m["label"] == cells[4]) {
-        EXPECT_EQ(std::stoll(cells[cells.size() - 2]), m["merges"].get<int64_t>()) << row;
+        EXPECT_EQ(std::stoll(cells[cells.size() - 3]), m["merges"].get<int64_t>()) << row;
         EXPECT_GT(m["merges"].get<int64_t>(), 0);
-        EXPECT_NEAR(std::stod(cells.back()), m["staleness"]["seconds"]["mean"].get<double>(), 1e-5) << row;
+        EXPECT_NEAR(std::stod(cells[cells.size() - 2]), m["staleness"]["seconds"]["mean"].get<double>(), 1e-5) << row;
+        // 4 nodes: each hears from between 1 and 3 others.
+        EXPECT_GE(std::stod(cells.back()), 1.0) << row;
+        EXPECT_LE(std::stod(cells.back()), 3.0) << row;
         ++checked;
       }
   }
@@ -288,6 +293,25 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
 // --set, --trace and --workers reach every point (run's options, which the
 // sweep lacked); a --set on an axis's path and a resume with other settings
 // are refused in one line.
+// Who talks to whom, by hand: n0 hears from n1 and n2 once each (2
+// partners), n1 three times from n0 and never from n2 (1), n2 once from n1
+// and three times from n0 (shares 1/4, 3/4: exp(-(1/4 ln 1/4 + 3/4 ln 3/4))
+// = 1.7548); the mean is 1.5849.
+TEST(Sweep, EffectivePartnersAreTheExpOfEachReceiversEntropy) {
+  const fs::path dir = temp("partners");
+  fs::create_directories(dir);
+  std::ofstream(dir / "comm_matrix.csv") << "method,src,dst,transfers,bytes,lost\n"
+                                            "m,n1,n0,1,10,0\nm,n2,n0,1,10,0\nm,n0,n1,3,30,0\nm,n2,n1,0,0,2\n"
+                                            "m,n1,n2,1,10,0\nm,n0,n2,3,30,0\n";
+  const double third = std::exp(-(0.25 * std::log(0.25) + 0.75 * std::log(0.75)));
+  EXPECT_NEAR(third, 1.7548, 1e-4);
+  EXPECT_NEAR(effective_partners((dir / "comm_matrix.csv").string()), (2 + 1 + third) / 3, 1e-12);
+  std::ofstream(dir / "empty.csv") << "method,src,dst,transfers,bytes,lost\nm,n0,n1,0,0,1\n";
+  EXPECT_TRUE(std::isnan(effective_partners((dir / "empty.csv").string())));
+  EXPECT_TRUE(std::isnan(effective_partners((dir / "missing.csv").string())));
+  fs::remove_all(dir);
+}
+
 TEST(Sweep, SetTraceAndWorkersReachEveryPoint) {
   fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2}}}});
   fs::path out = temp("options");
@@ -335,7 +359,7 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
     std::ofstream csv(dir / "sweep.csv");
     csv << "point,/topology/nodes,/x,/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,"
            "bytes_sent,transfers,target,time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,"
-           "merges,staleness_mean_s\n";
+           "merges,staleness_mean_s,partners\n";
     const std::map<std::pair<int, std::string>, std::vector<std::string>> overlap = {
         {{8, "a"}, {"20", "20", "20"}}, {{8, "b"}, {"10", "5", "20"}}, {{16, "a"}, {"5", "5", "5"}},
         {{16, "b"}, {"", "", "10"}}};
@@ -343,10 +367,10 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
     for (const auto& [cell, times] : overlap)
       for (int s = 0; s < 3; ++s, ++point) {
         csv << point << "," << cell.first << "," << cell.second << "," << s + 1
-            << ",gossip-scheduled,gossip-scheduled,1,0.9,0.9,40,1,1,1,0.8,10,20,,300,0.2\n";
+            << ",gossip-scheduled,gossip-scheduled,1,0.9,0.9,40,1,1,1,0.8,10,20,,300,0.2,2\n";
         csv << point << "," << cell.first << "," << cell.second << "," << s + 1
             << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8," << times[s] << "," << times[s] << ",,"
-            << 100 * (s + 1) << ",0.4\n";
+            << 100 * (s + 1) << ",0.4," << s + 4 << "\n";
       }
   }
   std::string out;
@@ -384,10 +408,11 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
             std::string::npos);
   // And why, per cell: scheduling merges 300 times in every seed, overlap
   // 100, 200, 300 (ratios 3, 1.5, 1: geometric mean 4.5^(1/3) = 1.65);
-  // staleness 0.2 s against 0.4 s (0.50x).
-  const size_t why = text.find("### why: gossip-scheduled's merges and their mean staleness (s) over gossip-overlap's");
+  // staleness 0.2 s against 0.4 s (0.50x); 2 partners against 4, 5, 6
+  // (mean 5).
+  const size_t why = text.find("### why: gossip-scheduled's merges and their mean staleness over gossip-overlap's");
   ASSERT_NE(why, std::string::npos) << text;
-  EXPECT_NE(text.find("| 8 | merges 1.65x, staleness 0.50x | merges 1.65x, staleness 0.50x |", why), std::string::npos)
+  EXPECT_NE(text.find("| 8 | merges 1.65x, staleness 0.50x, partners 2.0 vs 5.0 | merges 1.65x, staleness 0.50x, partners 2.0 vs 5.0 |", why), std::string::npos)
       << text;
   fs::remove_all(dir);
 }
