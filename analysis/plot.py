@@ -797,7 +797,7 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                             layout="constrained")
     from matplotlib.colors import LogNorm
     norm = LogNorm(vmin=1 / 4, vmax=4)
-    facts, image, tables = [], None, []
+    facts, image, tables, why_points = [], None, [], []
     for ax, (other, facet) in zip(axs.flat, panels):
         grid = np.full((len(ys), len(xs)), np.nan)
         cells_text = [["" for _ in xs] for _ in ys]
@@ -832,13 +832,14 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                 # The mechanism: per seed, the reference's merges and mean
                 # staleness over the other's; geometric means over the seeds
                 # where both have them.
-                why = []
+                why, mean_ratio = [], {}
                 for n, what in enumerate(("merges", "staleness")):
                     r = [mechanism[(ref, y, x, facet, s)][n] / mechanism[(other, y, x, facet, s)][n] for s in seeds
                          if (other, y, x, facet, s) in mechanism and mechanism[(ref, y, x, facet, s)][n]
                          and mechanism[(other, y, x, facet, s)][n]]
                     if r:
-                        why.append(f"{what} {math.exp(sum(map(math.log, r)) / len(r)):.2f}x")
+                        mean_ratio[what] = math.exp(sum(map(math.log, r)) / len(r))
+                        why.append(f"{what} {mean_ratio[what]:.2f}x")
                 # Who talks to whom: each method's effective number of
                 # partners per node (mean over seeds), side by side.
                 partners = [[mechanism[(label, y, x, facet, s)][2] for s in seeds
@@ -847,6 +848,11 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                 if all(partners):
                     why.append("partners " + " vs ".join(f"{sum(p) / len(p):.1f}" for p in partners))
                 mechanism_text[i][j] = ", ".join(why) or "-"
+                if len(ratios) >= 2 and all(partners) and "merges" in mean_ratio:
+                    why_points.append({"other": other, "facet": facet, "speedup": g, "low": lo, "high": hi,
+                                       "merges": mean_ratio["merges"],
+                                       "partners": (sum(partners[0]) / len(partners[0])) /
+                                                   (sum(partners[1]) / len(partners[1]))})
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
@@ -873,6 +879,8 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                  f"a vs b: seeds where {ref} / the other reached it, where they differ", fontsize=8)
     save(fig, os.path.join(out, name))
     note(name, reference=ref, target=target, cells=facts)
+    if why_points:
+        sweep_map_why(why_points, ref, rest, target, metric, out, name[:-len(".png")] + "-why.png")
     # The same cells as text, one table per panel (name.md beside name.png).
     with open(os.path.join(out, name[:-len(".png")] + ".md"), "w") as f:
         f.write(f"Speed-up of {ref} to accuracy {target} on {TARGET_METRICS[metric]}: geometric mean over the "
@@ -892,6 +900,38 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                 f.write("|---" * (len(xs) + 1) + "|\n")
                 for y, row in zip(ys, cells):
                     f.write(f"| {y} | " + " | ".join(row) + " |\n")
+    plt.close(fig)
+
+
+def sweep_map_why(points, ref, rest, target, metric, out, name):
+    """sweep-map-why.png: the map's cells against their mechanism. Each cell
+    with an interval is a point: its speed-up (with the interval) against
+    the reference's merges over the other's (left) and its effective
+    partners per node over the other's (right); one colour per combination
+    of the axes beyond the map's two."""
+    facets = list(dict.fromkeys(p["facet"] for p in points))
+    colours = plt.cm.tab10(np.linspace(0, 1, 10))
+    fig, axs = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True, layout="constrained")
+    for ax, key, label in ((axs[0], "merges", f"{ref}'s merges over the other's"),
+                           (axs[1], "partners", f"{ref}'s effective partners per node over the other's")):
+        for k, facet in enumerate(facets):
+            mine = [p for p in points if p["facet"] == facet]
+            x = [p[key] for p in mine]
+            y = [p["speedup"] for p in mine]
+            err = [[p["speedup"] - p["low"] for p in mine], [p["high"] - p["speedup"] for p in mine]]
+            ax.errorbar(x, y, yerr=err, fmt="o", ms=4, capsize=2, alpha=0.8, color=colours[k % 10],
+                        label=", ".join(f"{a.rsplit('/', 1)[-1]} = {v}" for a, v in zip(rest, facet)) or "all")
+        ax.axhline(1, color="black", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xscale("log")
+        ax.set_xlabel(label, fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    axs[0].set_ylabel(f"speed-up to {target} on {TARGET_METRICS[metric]}\n(> 1: {ref} faster; 95% interval)", fontsize=8)
+    axs[1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.suptitle("Each cell of the map (every method pair): how fast against what the method did", fontsize=9)
+    save(fig, os.path.join(out, name))
+    note(name, reference=ref, target=target,
+         points=[{**{k: v for k, v in p.items() if k != "facet"}, "facet": list(p["facet"])} for p in points])
     plt.close(fig)
 
 

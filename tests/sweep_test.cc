@@ -414,6 +414,15 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
   ASSERT_NE(why, std::string::npos) << text;
   EXPECT_NE(text.find("| 8 | merges 1.65x, staleness 0.50x, partners 2.0 vs 5.0 | merges 1.65x, staleness 0.50x, partners 2.0 vs 5.0 |", why), std::string::npos)
       << text;
+  // The cells against their mechanism: one point per cell with an
+  // interval, at the merges (1.65x) and partners (2 over 5) computed above.
+  const nlohmann::json against = figures["sweep-map-why.png"];
+  ASSERT_EQ(against["points"].size(), 3u) << against.dump();
+  for (const auto& p : against["points"]) {
+    EXPECT_NEAR(p["merges"].get<double>(), std::cbrt(4.5), 1e-9);
+    EXPECT_NEAR(p["partners"].get<double>(), 2.0 / 5.0, 1e-12);
+  }
+  EXPECT_TRUE(fs::exists(dir / "sweep-map-why.png"));
   fs::remove_all(dir);
 }
 
