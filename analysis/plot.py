@@ -903,32 +903,50 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
     plt.close(fig)
 
 
+def compact(value):
+    """An axis value for a legend: a JSON object without its quotes."""
+    return str(value).replace('"', "").replace(" ", "")
+
+
 def sweep_map_why(points, ref, rest, target, metric, out, name):
     """sweep-map-why.png: the map's cells against their mechanism. Each cell
-    with an interval is a point: its speed-up (with the interval) against
-    the reference's merges over the other's (left) and its effective
-    partners per node over the other's (right); one colour per combination
-    of the axes beyond the map's two."""
+    with an interval is a point: its speed-up against the reference's merges
+    over the other's (left) and against its effective partners per node over
+    the other's (right); filled where the interval excludes 1, hollow where
+    it does not (the intervals themselves are in sweep-map.md: with two or
+    three seeds they span decades and would hide the points); one colour per
+    combination of the axes beyond the map's two."""
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
     facets = list(dict.fromkeys(p["facet"] for p in points))
     colours = plt.cm.tab10(np.linspace(0, 1, 10))
-    fig, axs = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True, layout="constrained")
-    for ax, key, label in ((axs[0], "merges", f"{ref}'s merges over the other's"),
-                           (axs[1], "partners", f"{ref}'s effective partners per node over the other's")):
+    fig = plt.figure(figsize=(10, 5.2 + 0.16 * len(facets)), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=[5, 0.2 + 0.16 * len(facets)])
+    axs = [fig.add_subplot(grid[0, 0])]
+    axs.append(fig.add_subplot(grid[0, 1], sharey=axs[0]))
+    legend_ax = fig.add_subplot(grid[1, :])
+    legend_ax.axis("off")
+    for ax, key, label in ((axs[0], "merges", f"merges: {ref} / the other"),
+                           (axs[1], "partners", f"effective partners per node: {ref} / the other")):
         for k, facet in enumerate(facets):
             mine = [p for p in points if p["facet"] == facet]
-            x = [p[key] for p in mine]
-            y = [p["speedup"] for p in mine]
-            err = [[p["speedup"] - p["low"] for p in mine], [p["high"] - p["speedup"] for p in mine]]
-            ax.errorbar(x, y, yerr=err, fmt="o", ms=4, capsize=2, alpha=0.8, color=colours[k % 10],
-                        label=", ".join(f"{a.rsplit('/', 1)[-1]} = {v}" for a, v in zip(rest, facet)) or "all")
+            decided = [p for p in mine if p["low"] > 1 or p["high"] < 1]
+            undecided = [p for p in mine if not (p["low"] > 1 or p["high"] < 1)]
+            colour = colours[k % 10]
+            ax.scatter([p[key] for p in decided], [p["speedup"] for p in decided], s=22, color=colour,
+                       label=", ".join(f"{a.rsplit('/', 1)[-1]} = {compact(v)}" for a, v in zip(rest, facet)) or "all")
+            ax.scatter([p[key] for p in undecided], [p["speedup"] for p in undecided], s=22, facecolors="none",
+                       edgecolors=colour)
         ax.axhline(1, color="black", lw=0.8)
         ax.set_yscale("log")
-        ax.set_xscale("log")
+        ax.yaxis.set_major_locator(FixedLocator([0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4]))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(label, fontsize=8)
-        ax.grid(alpha=0.3, which="both")
-    axs[0].set_ylabel(f"speed-up to {target} on {TARGET_METRICS[metric]}\n(> 1: {ref} faster; 95% interval)", fontsize=8)
-    axs[1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.suptitle("Each cell of the map (every method pair): how fast against what the method did", fontsize=9)
+        ax.grid(alpha=0.3)
+    axs[0].set_ylabel(f"speed-up to {target} on {TARGET_METRICS[metric]}\n(> 1: {ref} faster)", fontsize=8)
+    legend_ax.legend(*axs[0].get_legend_handles_labels(), fontsize=7, loc="center", ncol=1, frameon=False)
+    fig.suptitle("Each cell of the map: its speed-up against what the methods did "
+                 "(filled: the 95% interval excludes 1; hollow: it does not)", fontsize=9)
     save(fig, os.path.join(out, name))
     note(name, reference=ref, target=target,
          points=[{**{k: v for k, v in p.items() if k != "facet"}, "facet": list(p["facet"])} for p in points])
