@@ -783,8 +783,8 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
         seed = r[seed_axis] if seed_axis else r["point"]
         key = (r["label"], r[y_axis], r[x_axis], tuple(r[a] for a in rest), seed)
         times[key] = number(r[column]) if r.get(column) else math.inf
-        # What each method did there (sweep.csv since merges were gathered):
-        # merges and their mean staleness.
+        # What each method did there (sweep.csv since they were gathered):
+        # merges, their mean staleness and its effective partners per node.
         mechanism[key] = tuple(number(r[c]) if r.get(c) else None
                                for c in ("merges", "staleness_mean_s", "partners"))
     ys = sorted({r[y_axis] for r in rows}, key=axis_value_key)
@@ -829,30 +829,11 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                     mark += f"\n{ref_reached} vs {other_reached}"
                     text += f" ({ref_reached} vs {other_reached} of {len(seeds)})"
                 cells_text[i][j] = text
-                # The mechanism: per seed, the reference's merges and mean
-                # staleness over the other's; geometric means over the seeds
-                # where both have them.
-                why, mean_ratio = [], {}
-                for n, what in enumerate(("merges", "staleness")):
-                    r = [mechanism[(ref, y, x, facet, s)][n] / mechanism[(other, y, x, facet, s)][n] for s in seeds
-                         if (other, y, x, facet, s) in mechanism and mechanism[(ref, y, x, facet, s)][n]
-                         and mechanism[(other, y, x, facet, s)][n]]
-                    if r:
-                        mean_ratio[what] = math.exp(sum(map(math.log, r)) / len(r))
-                        why.append(f"{what} {mean_ratio[what]:.2f}x")
-                # Who talks to whom: each method's effective number of
-                # partners per node (mean over seeds), side by side.
-                partners = [[mechanism[(label, y, x, facet, s)][2] for s in seeds
-                             if (label, y, x, facet, s) in mechanism and mechanism[(label, y, x, facet, s)][2]]
-                            for label in (ref, other)]
-                if all(partners):
-                    why.append("partners " + " vs ".join(f"{sum(p) / len(p):.1f}" for p in partners))
-                mechanism_text[i][j] = ", ".join(why) or "-"
-                if len(ratios) >= 2 and all(partners) and "merges" in mean_ratio:
+                mechanism_text[i][j], merges, partners = cell_mechanism(
+                    mechanism, ref, other, (y, x, facet), seeds)
+                if len(ratios) >= 2 and merges and partners:
                     why_points.append({"other": other, "facet": facet, "speedup": g, "low": lo, "high": hi,
-                                       "merges": mean_ratio["merges"],
-                                       "partners": (sum(partners[0]) / len(partners[0])) /
-                                                   (sum(partners[1]) / len(partners[1]))})
+                                       "merges": merges, "partners": partners})
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
@@ -901,6 +882,31 @@ def sweep_map(rows, axes, out, target, metric="average", name="sweep-map.png"):
                 for y, row in zip(ys, cells):
                     f.write(f"| {y} | " + " | ".join(row) + " |\n")
     plt.close(fig)
+
+
+def cell_mechanism(mechanism, ref, other, cell, seeds):
+    """Why a map cell came out as it did: the reference's merges and mean
+    staleness over the other's (geometric mean of the per-seed ratios, over
+    the seeds where both have them) and each one's effective partners per
+    node (mean over seeds). Returns the cell's text and the merges and
+    partners ratios (None where missing)."""
+    def values(label, n):
+        return {s: mechanism[(label, *cell, s)][n] for s in seeds
+                if (label, *cell, s) in mechanism and mechanism[(label, *cell, s)][n]}
+    why, ratio = [], {}
+    for n, what in enumerate(("merges", "staleness")):
+        mine, theirs = values(ref, n), values(other, n)
+        logs = [math.log(mine[s] / theirs[s]) for s in mine if s in theirs]
+        if logs:
+            ratio[what] = math.exp(sum(logs) / len(logs))
+            why.append(f"{what} {ratio[what]:.2f}x")
+    partners = [list(values(label, 2).values()) for label in (ref, other)]
+    partners_ratio = None
+    if all(partners):
+        means = [sum(p) / len(p) for p in partners]
+        why.append("partners " + " vs ".join(f"{m:.1f}" for m in means))
+        partners_ratio = means[0] / means[1]
+    return ", ".join(why) or "-", ratio.get("merges"), partners_ratio
 
 
 def compact(value):
