@@ -688,13 +688,30 @@ def timeline(out, label, trace_path, window, changes=(), start_values=(), run_en
     plt.close(fig)
 
 
+# The columns of sweep.csv that its figures read as numbers.
+SWEEP_NUMBER_COLUMNS = ("final_accuracy", "best_accuracy", "time_to_target_s", "time_to_target_node_mean_s",
+                        "time_to_target_node_min_s", "merges", "staleness_mean_s", "partners")
+
+
 def plot_sweep(folder, out):
     """sweep.png: time to the first target against the first axis, per method
     (mean over the other axes, seeds included), and the speed-up of the
     method under study over each other method at every value of that axis."""
-    rows = read_csv(os.path.join(folder, "sweep.csv"))
+    path = os.path.join(folder, "sweep.csv")
+    rows = read_csv(path)
     if not rows:
         return
+    # Every number the sweep's figures read, checked once here, so that a
+    # damaged sweep.csv is refused in one line naming its line and column.
+    for line, r in enumerate(rows, start=2):
+        for column in SWEEP_NUMBER_COLUMNS:
+            text = r.get(column) or ""
+            try:
+                ok = text == "" or (math.isfinite(float(text)) and float(text) >= 0)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise PlotError(f"{path} line {line}: {column}: expected a number >= 0 or nothing, got {text!r}")
     columns = list(rows[0].keys())
     axes = columns[1:columns.index("method")]
     x_axis = axes[0]

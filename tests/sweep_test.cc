@@ -426,6 +426,31 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
   fs::remove_all(dir);
 }
 
+// A damaged sweep.csv (a merges cell that is no number, a negative partners
+// cell) is refused in one line naming the file, its line and column, and is
+// left as it was.
+TEST(Sweep, PlotRefusesADamagedSweepCsvNamingItsLineAndColumn) {
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-damaged-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "points");
+  const std::string header =
+      "point,/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,"
+      "target,time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,partners\n";
+  for (const auto& [row, expected] :
+       std::vector<std::pair<std::string, std::string>>{{"0,1,a,a,1,0.9,0.9,40,1,1,1,0.8,10,,,abc,0.2,2\n", "merges"},
+                                                        {"0,1,a,a,1,0.9,0.9,40,1,1,1,0.8,10,,,3,0.2,-1\n", "partners"}}) {
+    const std::string text = header + "0,1,b,b,0,0.9,0.9,40,1,1,1,0.8,10,,,3,0.2,2\n" + row;
+    std::ofstream(dir / "sweep.csv") << text;
+    std::string out;
+    EXPECT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + dir.string(), &out), 2) << out;
+    EXPECT_NE(out.find((dir / "sweep.csv").string() + " line 3: " + expected + ": expected a number"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_EQ(read(dir / "sweep.csv"), text);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
   // A sweep.csv written here: three seeds, two methods, two targets.
   // Scheduling reaches 0.8 at 10, 12, 14 s and overlap at 20, 18, 28 s:
