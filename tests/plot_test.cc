@@ -430,3 +430,80 @@ TEST(Run, ProgressInALogComesAsWholeLinesWithTheOverallEta) {
 
 }  // namespace
 }  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+// A damaged result was drawn with exit 0 (a metrics.csv cut short gave a
+// curve that stops early; only a header, no curve), or ended in a bare
+// JSONDecodeError naming no file; a real run marked invalid was drawn when
+// given alone; of two sweeps the second was ignored. Each is refused in one
+// line that names the file (and its line and column where it has them).
+TEST(Plot, DamagedResultsAreRefusedInOneLineNamingTheFile) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  Folder dir("damaged");
+  const fs::path run = dir.path / "r";
+  std::string text;
+  ASSERT_EQ(test::run_shell(kBin + " run " + kTeaching + " --kernels none --quiet --set /stop/virtual_s=3 " +
+                                "--set '/methods=[\"gossip\"]' --out " + run.string(),
+                            &text),
+            0)
+      << text;
+  const fs::path metrics = run / "gossip/metrics.csv", summary = run / "summary.json";
+  std::ifstream m(metrics);
+  const std::string whole((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
+  std::ifstream sm(summary);
+  const std::string summary_text((std::istreambuf_iterator<char>(sm)), std::istreambuf_iterator<char>());
+  std::vector<std::string> lines;
+  std::istringstream in(whole);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 5u);  // header, evaluations at 0, 1, 2 and 3 s
+  auto refused = [&](const std::string& file, const std::string& content, const std::string& expected,
+                     const std::string& what = "") {
+    SCOPED_TRACE(what.empty() ? expected : what);
+    std::ofstream(file, std::ios::binary) << content;
+    std::string out;
+    EXPECT_EQ(test::run_shell(kBin + " plot " + run.string(), &out), 2) << out;
+    EXPECT_NE(out.find(expected), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    std::ofstream(metrics) << whole;
+    std::ofstream(summary) << summary_text;
+  };
+  refused(metrics.string(), lines[0] + "\n",
+          metrics.string() + ": expected the metrics a run wrote with at least one row; it has only its header");
+  refused(metrics.string(), lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n",
+          metrics.string() + ": expected evaluations up to the end of the run, 3 virtual s (summary.json); the last "
+                             "is at 1 s (a file cut short)");
+  refused(metrics.string(), lines[0] + "\n" + lines[1] + "\n" + lines[2].substr(0, 12) + "\n",
+          metrics.string() + " line 3: expected 16 cells, as its header has; found 2");
+  std::string garbage = whole;
+  garbage.replace(garbage.find("\ngossip,0.000000000,") + 20, 1, "x");
+  refused(metrics.string(), garbage, metrics.string() + " line 2: epochs: expected a number or nothing, got 'x.000000'");
+  refused(summary.string(), summary_text.substr(0, summary_text.size() / 2),
+          summary.string() + ": line ", "summary.json cut in half");
+  refused(summary.string(), summary_text.substr(0, summary_text.size() / 2),
+          "expected the summary a run wrote: ", "summary.json cut in half, what");
+  refused(summary.string(), std::string("\xff\xfe\x00garbage", 10), summary.string() + ": expected the summary a run "
+                                                                     "wrote, JSON text; byte 0 is not UTF-8");
+  // A real run marked invalid, alone.
+  nlohmann::json invalid = nlohmann::json::parse(summary_text);
+  invalid["real"] = true;
+  invalid["methods"][0]["real"] = {{"valid", false}, {"invalid_because", "lag p99 9 ms over 2 ms"}};
+  refused(summary.string(), invalid.dump(),
+          run.string() + ": gossip is marked invalid (lag p99 9 ms over 2 ms): a comparison with it would mislead");
+  // Two sweeps.
+  const fs::path sweep_file = dir.path / "s.json";
+  std::ofstream(sweep_file) << nlohmann::json{{"name", "s"}, {"base", kTeaching},
+                                              {"set", {{"/stop/virtual_s", 1}, {"/methods", {"gossip"}}}},
+                                              {"axes", {{{"path", "/seed"}, {"values", {1}}}}}}.dump();
+  for (const char* name : {"a", "b"})
+    ASSERT_EQ(test::run_shell(kBin + " sweep " + sweep_file.string() + " --kernels none --out " +
+                              (dir.path / name).string()),
+              0);
+  std::string out;
+  EXPECT_EQ(test::run_shell(kBin + " plot " + (dir.path / "a").string() + " " + (dir.path / "b").string(), &out), 2);
+  EXPECT_NE(out.find((dir.path / "b").string() + ": expected one sweep folder"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace gossipsim
