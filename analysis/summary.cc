@@ -196,6 +196,13 @@ nlohmann::json method_summary(const MethodRun& run) {
       {"kernel_wall_s", t.kernel_wall_s},
       {"evaluation_wall_s", t.evaluation_wall_s},
   };
+  // The first training step whose loss was NaN or infinite (null: none).
+  s["nonfinite_loss"] = run.nonfinite ? nlohmann::json{{"node", run.nonfinite->node},
+                                                       {"step", run.nonfinite->step},
+                                                       {"virtual_s", run.nonfinite->at.seconds()},
+                                                       {"loss", std::isnan(run.nonfinite->loss) ? "nan"
+                                                                : run.nonfinite->loss > 0 ? "inf" : "-inf"}}
+                                      : nlohmann::json();
   s.update(transfer_counts(run.recorder.transfers));
   s.update(wan_counts(run));
   if (!run.real.is_null()) {

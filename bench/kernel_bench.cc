@@ -82,7 +82,7 @@ class StoreLoop {
   StoreLoop(int workers, int nodes) : factory_(make_torch_factory(workload(workers), 1, 0)),
                                       learner_(factory_->make(nodes)), nodes_(nodes) {}
   void run(int n) {
-    for (int k = 0; k < n; ++k) learner_->step(next_++ % nodes_);
+    for (int k = 0; k < n; ++k) learner_->step(next_++ % nodes_, Time());
     for (NodeId m = 0; m < nodes_; ++m) snapshot_values(*learner_->snapshot(m));  // waits for every chain
   }
 

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <set>
 
+#include "sim/base/console.h"
 #include "analysis/output_dir.h"
 #include "analysis/writers.h"
 #include "sim/dataset_info.h"
@@ -50,7 +51,7 @@ void check_workload(const Scenario& sc, const std::string& kernels) {
 int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels) {
   Scenario sc = load_scenario(file, sets);
   check_workload(sc, kernels);
-  fmt::print("{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:",
+  say(stdout, "{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:",
              file, sc.name, sc.topology.description, boost::num_vertices(sc.topology.graph),
              boost::num_edges(sc.topology.graph),
              sc.workload.dataset == "tensors" ? fmt::format("tensors {} ({} + {} samples of [{}], {} classes)",
@@ -64,21 +65,21 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
                                sc.workload.model.state_bytes)
                  : sc.workload.model.name,
              sc.workload.batch);
-  for (const auto& m : sc.methods) fmt::print(" {}", m.label);
-  fmt::print("\n");
+  for (const auto& m : sc.methods) say(stdout, " {}", m.label);
+  say(stdout, "\n");
   if (sc.workload.partition.kind == PartitionSpec::Kind::kFile)
-    fmt::print("  split: {} ({} samples)\n", sc.workload.partition.path, sc.workload.partition.nodes.size());
+    say(stdout, "  split: {} ({} samples)\n", sc.workload.partition.path, sc.workload.partition.nodes.size());
   // What the living WAN adds (docs/wan.md), so a user sees what was drawn.
   if (!sc.network.profiles.empty() || !sc.compute.profiles.empty())
-    fmt::print("  profiles: {} network, {} compute\n", sc.network.profiles.size(), sc.compute.profiles.size());
+    say(stdout, "  profiles: {} network, {} compute\n", sc.network.profiles.size(), sc.compute.profiles.size());
   if (!sc.churn.empty()) {
     std::set<NodeId> nodes(sc.churn.start_down.begin(), sc.churn.start_down.end());
     for (const auto& e : sc.churn.events) nodes.insert(e.node);
-    fmt::print("  churn: {} events on {} nodes ({} down at the start)\n", sc.churn.events.size(), nodes.size(),
+    say(stdout, "  churn: {} events on {} nodes ({} down at the start)\n", sc.churn.events.size(), nodes.size(),
                sc.churn.start_down.size());
   }
   if (!sc.network.cross_traffic.empty())
-    fmt::print("  cross-traffic: {} sources\n", sc.network.cross_traffic.size());
+    say(stdout, "  cross-traffic: {} sources\n", sc.network.cross_traffic.size());
   return 0;
 }
 
@@ -103,10 +104,10 @@ int topology_command(const std::string& spec, bool dot, const std::vector<std::s
   if (dot) {
     std::cout << to_dot(t);
   } else {
-    fmt::print("{}\n  vertices {}, links {}, compute nodes {}\n", t.description, boost::num_vertices(t.graph),
+    say(stdout, "{}\n  vertices {}, links {}, compute nodes {}\n", t.description, boost::num_vertices(t.graph),
                boost::num_edges(t.graph), t.node_count());
     for (NodeId n = 0; n < t.node_count(); ++n)
-      fmt::print("  node {} peers: {}\n", n, fmt::join(t.peers[n], " "));
+      say(stdout, "  node {} peers: {}\n", n, fmt::join(t.peers[n], " "));
   }
   return 0;
 }
@@ -123,7 +124,7 @@ int plot_command(const PlotCommand& cmd) {
     if ((*marker)["kind"] == "sweep" && !marker->value("complete", false))
       throw InputError(r, "", "a finished sweep (this one has points still to run or failed; run the sweep again)");
     if ((*marker)["kind"] == "run" && !marker->value("complete", true))
-      fmt::print(stderr, "gossipsim: note: {} is an interrupted run (gossipsim run --resume {} finishes it); "
+      say(stderr, "gossipsim: note: {} is an interrupted run (gossipsim run --resume {} finishes it); "
                          "plotting what was done\n", r, r);
   }
   if (!out.empty()) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "sim/base/console.h"
 #include "analysis/output_dir.h"
 #include "cli/commands.h"
 #include "emulate/real_transfers.h"
@@ -52,6 +53,14 @@ int emulate_command(const EmulateCommand& cmd) {
   const ReplayInput in = read_replay(JsonReader::parse_file(cmd.file), cmd.file);
   check_rates(in, cmd.max_rate_mbps, cmd.file);
   if (auto why = unavailable()) throw InputError("net emulate", "", "expected a machine that can run it: " + *why);
+  // Two sockets a transfer in flight: thousands at once pass the usual
+  // soft limit of 1,024 open files.
+  const uint64_t limit = raise_open_file_limit(), needed = 2 * in.transfers.size() + 256;
+  note_open_files_needed(needed);
+  if (needed > limit)
+    say(stderr, "gossipsim: net emulate: {} transfers take up to {} open files if they all overlap; this process may "
+                "hold {} (the hard limit of ulimit -n): if they do, the run fails and says so\n",
+        in.transfers.size(), needed, limit);
   RealTransferOptions opt;
   opt.connections = cmd.connections == "persistent" ? Connections::kPersistent
                     : cmd.connections == "warm"     ? Connections::kWarm
@@ -93,17 +102,17 @@ int emulate_command(const EmulateCommand& cmd) {
   };
   if (cmd.out.empty()) {
     std::cout << csv;
-    fmt::print(stderr, "gossipsim: net emulate: {}\n", meta.dump());
+    say(stderr, "gossipsim: net emulate: {}\n", meta.dump());
   } else {
     write_file_atomically(cmd.out, csv);
     write_file_atomically(cmd.out + ".json", meta.dump(2) + "\n");
   }
   if (unfinished > 0)
-    fmt::print(stderr, "gossipsim: net emulate: {} of {} transfers did not finish within --time-limit {:g} s "
+    say(stderr, "gossipsim: net emulate: {} of {} transfers did not finish within --time-limit {:g} s "
                        "(their finish_s and duration_s are empty)\n",
                unfinished, flows, cmd.time_limit_s);
   if (!lag.valid) {
-    fmt::print(stderr,
+    say(stderr,
                "gossipsim: net emulate: the emulator fell behind ({} of {} events more than {:g} us late, p99 {:g} us): "
                "the run is marked invalid\n",
                lag.late, lag.events, eo.late_us, lag.p99_us);

@@ -2,11 +2,13 @@
 // The command line: each subcommand's options are declared in one function,
 // and the chosen one runs; bad input ends in one line and exit 2.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <sstream>
 #include <fmt/format.h>
 
 #include <filesystem>
 
+#include "sim/base/console.h"
 #include "cli/commands.h"
 #include "sim/base/error.h"
 
@@ -146,6 +148,9 @@ int checked_run(const RunCommand& run) {
 
 int main(int argc, char** argv) {
   using namespace gossipsim;
+  // A reader that goes away (`gossipsim run ... | head -1`) turns the
+  // messages off (sim/base/console.h), never the run.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"gossipsim: gossip SGD over a simulated wide area network, with real LibTorch training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gossipsim ") + GOSSIPSIM_VERSION);
@@ -166,7 +171,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, like every other refusal, and the documented exit code 2.
-    fmt::print(stderr, "gossipsim: error: {} (gossipsim --help lists the commands and their options)\n", e.what());
+    say(stderr, "gossipsim: error: {} (gossipsim --help lists the commands and their options)\n", e.what());
     return 2;
   }
   try {
@@ -178,17 +183,17 @@ int main(int argc, char** argv) {
     if (*topology) return topology_command(g.file, g.dot, g.sets);
     if (*plot) return plot_command(g.plot);
   } catch (const InputError& e) {
-    fmt::print(stderr, "gossipsim: error: {}\n", e.what());
+    say(stderr, "gossipsim: error: {}\n", e.what());
     return 2;
   } catch (const WriteError& e) {
-    fmt::print(stderr, "gossipsim: error: {}\n", e.what());
+    say(stderr, "gossipsim: error: {}\n", e.what());
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     // A folder that could not be read, listed or removed: its path and why.
-    fmt::print(stderr, "gossipsim: error: {}: {}\n", e.path1().string(), e.code().message());
+    say(stderr, "gossipsim: error: {}: {}\n", e.path1().string(), e.code().message());
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "gossipsim: {}\n", e.what());
+    say(stderr, "gossipsim: {}\n", e.what());
     return 1;
   }
   return 0;

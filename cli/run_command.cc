@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/base/console.h"
 #include "analysis/output_dir.h"
 #include "analysis/summary.h"
 #include "analysis/writers.h"
@@ -356,7 +357,7 @@ class Run {
                                          methods_.begin());
     for (const auto& done : summary_["methods"]) opts.wall_before_s += done.value("wall_s", 0.0);
     if (opts.progress && opts.progress_lines)
-      fmt::print(stderr, "[{}/{}] {}: started\n", opts.method_index + 1, opts.method_count, m.label);
+      say(stderr, "[{}/{}] {}: started\n", opts.method_index + 1, opts.method_count, m.label);
     opts.checkpoint_every = seconds(cmd_.checkpoint_every);
     opts.interrupted = &g_signal;
     if (cmd_.real) {  // no checkpoints: a real run is not resumed
@@ -415,14 +416,39 @@ class Run {
     return true;
   }
 
+  // One line per method whose training loss went NaN or infinite; a run
+  // that stopped a method for it exits 3 (its results are kept, and marked,
+  // but are not a result). With /stop/nonfinite_loss false the user asked
+  // to watch the divergence: the line, and exit 0.
+  int report_nonfinite() const {
+    int stopped_count = 0;
+    for (const auto& m : summary_["methods"]) {
+      const auto& f = m.value("nonfinite_loss", nlohmann::json());
+      if (f.is_null()) continue;
+      const bool stopped = m.value("stop_reason", "") == "nonfinite_loss";
+      stopped_count += stopped ? 1 : 0;
+      say(stderr, "gossipsim: {}: the training loss of {} became {} at node {}'s step {} ({:.6g} virtual s){}\n",
+          m["label"].get<std::string>(), model_name(), f["loss"].get<std::string>(), f["node"].get<int>(),
+          f["step"].get<int64_t>(), f["virtual_s"].get<double>(),
+          stopped ? fmt::format("; the method stopped at {:.6g} virtual s (/stop/nonfinite_loss: false runs on)",
+                                m["virtual_s"].get<double>())
+                  : "; it ran on (/stop/nonfinite_loss is false)");
+    }
+    return stopped_count;
+  }
+  std::string model_name() const {
+    const ModelSpec& m = sc_.workload.model;
+    return m.name == "torchscript" ? m.torchscript : "the " + m.name + " model";
+  }
+
   void report(const nlohmann::json& rs, bool progress_shown) const {
     if (cmd_.quiet) return;
     if (!progress_shown)
-      fmt::print(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n",
+      say(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n",
                  rs["label"].get<std::string>(), rs["virtual_s"].get<double>(), rs["epochs"].get<double>(),
                  rs["final_accuracy"].dump(), rs["wall_s"].get<double>());
     for (const auto& c : rs["starved_cuts"])
-      fmt::print(stderr, "  warning: {}: no transfer crossed the cut {} for {:.1f} virtual s ({:.1f} to {:.1f} s)\n",
+      say(stderr, "  warning: {}: no transfer crossed the cut {} for {:.1f} virtual s ({:.1f} to {:.1f} s)\n",
                  rs["label"].get<std::string>(), c["cut"].get<std::string>(), c["longest_gap_s"].get<double>(),
                  c["from_s"].get<double>(), c["to_s"].get<double>());
   }
@@ -437,14 +463,14 @@ class Run {
     if (!complete && cmd_.real) {
       dir_->mark({{"complete", false}});
       dir_->commit();
-      fmt::print(stderr, "\ngossipsim: interrupted in {}; {} holds what was done (incomplete); a real run is not "
+      say(stderr, "\ngossipsim: interrupted in {}; {} holds what was done (incomplete); a real run is not "
                          "resumed: run it again\n", interrupted_label_, out_.string());
       return 128 + static_cast<int>(g_signal);
     }
     if (!complete) {
       dir_->mark({{"complete", false}});
       dir_->commit();
-      fmt::print(stderr, "\ngossipsim: interrupted in {} at {:.3f} virtual s; {} holds what was done (incomplete); "
+      say(stderr, "\ngossipsim: interrupted in {} at {:.3f} virtual s; {} holds what was done (incomplete); "
                          "continue with: gossipsim run --resume {}\n",
                  interrupted_label_, summary_["methods"].back()["virtual_s"].get<double>(), out_.string(),
                  out_.string());
@@ -452,8 +478,10 @@ class Run {
     }
     dir_->commit();
     if (checkpointed_) fs::remove_all(ckpt_->dir());
-    fmt::print("{}\n", out_.string());
-    return cmd_.real ? report_real_validity() : 0;
+    say(stdout, "{}\n", out_.string());
+    const int diverged = report_nonfinite();
+    const int invalid = cmd_.real ? report_real_validity() : 0;
+    return diverged > 0 ? 3 : invalid;
   }
 
   // A real run whose events fired too late, or whose emulator fell behind,
@@ -464,7 +492,7 @@ class Run {
       const auto& r = m.value("real", nlohmann::json::object());
       if (r.value("valid", true)) continue;
       ++invalid;
-      fmt::print(stderr, "gossipsim: run --real: {} is invalid: {}\n", m["label"].get<std::string>(),
+      say(stderr, "gossipsim: run --real: {} is invalid: {}\n", m["label"].get<std::string>(),
                  r.value("invalid_because", std::string()));
     }
     return invalid > 0 ? 3 : 0;

@@ -12,6 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -23,7 +28,8 @@ namespace gossipsim::emulate {
 namespace {
 
 [[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error("emulated WAN: " + what + ": " + std::strerror(errno));
+  const int error = errno;
+  throw std::runtime_error("emulated WAN: " + what + ": " + std::strerror(error) + open_files_advice(error));
 }
 
 void set_flags_up(int sock, const char* name) {
@@ -46,6 +52,48 @@ Fd& Fd::operator=(Fd&& o) noexcept {
     fd_ = o.release();
   }
   return *this;
+}
+
+uint64_t raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 0;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit raised = r;
+    raised.rlim_cur = r.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  return r.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(r.rlim_cur);
+}
+
+namespace {
+std::atomic<uint64_t> g_files_needed{0};
+}  // namespace
+
+void note_open_files_needed(uint64_t files) { g_files_needed = files; }
+
+uint64_t open_files() {
+  // Counted by probing each descriptor: listing /proc/self/fd takes one
+  // more, which a process at its limit does not have.
+  rlimit r{};
+  ::getrlimit(RLIMIT_NOFILE, &r);
+  const uint64_t most = std::min<uint64_t>(r.rlim_cur, 1 << 20);
+  uint64_t n = 0;
+  for (uint64_t fd = 0; fd < most; ++fd) n += ::fcntl(static_cast<int>(fd), F_GETFD) != -1 ? 1 : 0;
+  return n;
+}
+
+std::string open_files_advice(int error) {
+  if (error != EMFILE && error != ENFILE) return "";
+  if (error == ENFILE)
+    return fmt::format(" (the whole system is out of open files, {} held by this process: fewer transfers at once)",
+                       open_files());
+  rlimit r{};
+  ::getrlimit(RLIMIT_NOFILE, &r);
+  const uint64_t needed = std::max<uint64_t>(g_files_needed, 2 * static_cast<uint64_t>(r.rlim_cur));
+  return fmt::format(" (this process may hold {} open files, the hard limit of ulimit -n, and holds {}; each "
+                     "transfer in flight takes two, and this run may need up to {}: raise the hard limit, e.g. "
+                     "ulimit -Hn {} as root, or run fewer transfers at once)",
+                     r.rlim_cur, open_files(), needed, needed);
 }
 
 std::optional<std::string> unavailable() {

@@ -34,6 +34,20 @@ inline int64_t now_ns(clockid_t clock = CLOCK_MONOTONIC) {
 // in one line ("needs root", "no /dev/net/tun", ...).
 std::optional<std::string> unavailable();
 
+// The emulated WAN holds two sockets per transfer in flight (and TUN devices
+// and namespaces per node): thousands at once pass the usual soft limit of
+// 1,024 open files. Raises this process's soft limit to its hard limit and
+// returns it.
+uint64_t raise_open_file_limit();
+// How many files this process holds open now.
+uint64_t open_files();
+// How many open files the command expects to need at most (its transfers
+// all at once), for open_files_advice to say.
+void note_open_files_needed(uint64_t files);
+// What to say when opening a socket failed with EMFILE or ENFILE: the
+// limit, what is open, and the fix; empty for any other errno.
+std::string open_files_advice(int error);
+
 // A file descriptor, closed once.
 class Fd {
  public:

@@ -66,6 +66,7 @@ void check_real_run(const Scenario& sc) {
              fmt::format("expected \"default\" or a congestion control this kernel has ({}); not {}", available, o.congestion));
   }
   if (auto why = unavailable()) throw InputError("run --real", "", "expected a machine that can run it: " + *why);
+  raise_open_file_limit();  // two sockets a transfer in flight, more than 1,024 on large topologies
 }
 
 std::function<std::unique_ptr<RealTimeNetwork>(Simulator&, const Scenario&)> real_network_for(const Scenario& sc) {

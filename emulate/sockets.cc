@@ -47,7 +47,8 @@ constexpr int64_t kWarmId = -1;
 constexpr int64_t kControl = -1;  // a header's length for a control message
 
 [[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error("real transfers: " + what + ": " + std::strerror(errno));
+  const int error = errno;
+  throw std::runtime_error("real transfers: " + what + ": " + std::strerror(error) + open_files_advice(error));
 }
 
 sockaddr_in endpoint(NodeId n) {

@@ -207,6 +207,7 @@ DataPair read_tensor_file(const std::string& path) {
       throw InputError(path, "classes", "expected an int in [2, 100000]");
     classes = it->second.toInt();
   }
+  d.classes_given = entries.count("classes") > 0;
   for (const char* key : {"y_train", "y_test"}) {
     const auto& y = std::string(key) == "y_train" ? d.train.labels : d.test.labels;
     const int64_t lo = y.min().item<int64_t>(), hi = y.max().item<int64_t>();

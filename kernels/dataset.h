@@ -30,6 +30,7 @@ struct Dataset {
 
 struct DataPair {
   Dataset train, test;
+  bool classes_given = true;  // a data file of tensors without "classes": its largest label + 1
 };
 
 // Fashion-MNIST from gzipped (or plain) IDX files: train-images-idx3-ubyte.gz,

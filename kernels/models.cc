@@ -6,6 +6,7 @@
 #include <torch/script.h>
 
 #include <functional>
+#include <optional>
 #include <set>
 
 #include <algorithm>
@@ -193,7 +194,8 @@ std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t
   throw std::invalid_argument("unknown model " + spec.name);
 }
 
-int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& shape, int classes, bool integer_inputs) {
+TorchScriptFacts check_torchscript(const std::string& path, const std::vector<int64_t>& shape, bool integer_inputs,
+                                   const std::vector<int64_t>& batches) {
   const auto dtype = integer_inputs ? torch::kInt64 : torch::kFloat32;
   torch::jit::Module m = load_script(path);
   if (!m.find_method("forward")) throw InputError(path, "forward", "expected a module with a forward method");
@@ -212,46 +214,62 @@ int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& s
     if (b.value.is_floating_point()) n += b.value.numel();
   }
   ScriptNet net(m.clone());
-  std::vector<int64_t> one = {1};
-  one.insert(one.end(), shape.begin(), shape.end());
-  const std::string sample = fmt::format("[{}]{}", fmt::join(one, ", "), integer_inputs ? " of token ids" : "");
-  torch::Tensor out;
-  try {
-    torch::NoGradGuard guard;
-    net.eval();
-    auto result = net.module.forward({torch::zeros(one, dtype)});
-    if (!result.isTensor())
-      throw InputError(path, "forward", fmt::format("expected forward to return logits [1, {}] for one sample {}; it "
-                                                    "returned a {}", classes, sample, result.tagKind()));
-    out = result.toTensor();
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError(path, "forward", fmt::format("expected forward to take one sample of the data, {}, and return "
-                                                  "logits [1, {}]; it failed (LibTorch: {})",
-                                                  sample, classes, torch_error_line(e.what())));
-  }
-  if (out.dim() != 2 || out.size(0) != 1 || out.size(1) != classes || !out.is_floating_point())
-    throw InputError(path, "forward", fmt::format("expected forward to return float logits [1, {}] for one sample {}; "
-                                                  "it returned {} [{}]",
-                                                  classes, sample, c10::toString(out.scalar_type()),
-                                                  fmt::join(out.sizes(), ", ")));
-  // A training pass on two samples: the loss must reach the parameters.
-  one[0] = 2;
-  try {
-    net.train(true);
-    auto x = integer_inputs ? torch::zeros(one, dtype) : torch::linspace(-1, 1, product(one)).view(one);
-    auto loss = net.forward(x).logsumexp(1).sum();
-    if (!loss.requires_grad())
-      throw InputError(path, "forward", "expected the output to depend on the parameters (no gradient reaches them)");
-    loss.backward();
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError(path, "forward", fmt::format("expected a training pass on two samples to run; it failed (LibTorch: {})",
-                                                  torch_error_line(e.what())));
-  }
-  return 4 * n;
+  auto sizes = [&](int64_t samples) {
+    std::vector<int64_t> s = {samples};
+    s.insert(s.end(), shape.begin(), shape.end());
+    return s;
+  };
+  auto described = [&](int64_t samples) {
+    return fmt::format("{} {} [{}]{}", samples, samples == 1 ? "sample" : "samples", fmt::join(sizes(samples), ", "),
+                       integer_inputs ? " of token ids" : "");
+  };
+  // Inputs that are not all alike (a batch of equal rows can hide a shape
+  // mistake): a ramp over [-1, 1], or token ids 0.
+  auto input = [&](int64_t samples) {
+    const auto s = sizes(samples);
+    return integer_inputs ? torch::zeros(s, dtype) : torch::linspace(-1, 1, product(s)).view(s);
+  };
+  TorchScriptFacts facts;
+  facts.state_bytes = 4 * n;
+  // Runs forward on `samples` and checks the logits' shape; `training`: in
+  // training mode, with a backward pass that must reach the parameters.
+  auto pass = [&](int64_t samples, bool training, const char* what) {
+    torch::Tensor out;
+    try {
+      std::optional<torch::NoGradGuard> no_grad;
+      if (!training) no_grad.emplace();
+      net.train(training);
+      auto result = net.module.forward({input(samples)});
+      if (!result.isTensor())
+        throw InputError(path, "forward", fmt::format("expected forward to return logits for {} ({}); it returned a {}",
+                                                      described(samples), what, result.tagKind()));
+      out = result.toTensor();
+      if (out.dim() != 2 || out.size(0) != samples || !out.is_floating_point() ||
+          (facts.outputs > 0 && out.size(1) != facts.outputs))
+        throw InputError(path, "forward",
+                         fmt::format("expected forward to return float logits [{}, {}] for {} ({}); it returned {} [{}]",
+                                     samples, facts.outputs > 0 ? std::to_string(facts.outputs) : "classes",
+                                     described(samples), what, c10::toString(out.scalar_type()),
+                                     fmt::join(out.sizes(), ", ")));
+      facts.outputs = out.size(1);
+      if (training) {
+        auto loss = out.logsumexp(1).sum();
+        if (!loss.requires_grad())
+          throw InputError(path, "forward", "expected the output to depend on the parameters (no gradient reaches them)");
+        loss.backward();
+      }
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw InputError(path, "forward", fmt::format("expected forward to run on {} ({}); it failed (LibTorch: {})",
+                                                    described(samples), what, torch_error_line(e.what())));
+    }
+  };
+  pass(1, false, "one sample");
+  if (!batches.empty()) pass(batches[0], true, "a training batch of /workload/batch, with its backward pass");
+  for (size_t i = 1; i < batches.size(); ++i) pass(batches[i], false, "an evaluation batch of the test samples");
+  if (batches.empty()) pass(2, true, "a training pass");
+  return facts;
 }
 
 }  // namespace gossipsim

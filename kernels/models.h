@@ -42,13 +42,16 @@ struct Net : torch::nn::Module {
 
 std::shared_ptr<Net> make_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape, int classes);
 
-// Loads a TorchScript module and checks it against data of `sample_shape`
-// and `classes`: float32 parameters (at least one), a forward pass on one
-// sample (zeros: float32, or int64 token ids with `integer_inputs`) that
-// returns logits [1, classes], and a training pass on two samples that
-// reaches the parameters. Returns its float32 parameters and
-// buffers in bytes. Errors are InputErrors naming the file.
-int64_t check_torchscript(const std::string& path, const std::vector<int64_t>& sample_shape, int classes,
-                          bool integer_inputs = false);
+// Loads a TorchScript module and checks it against data of `sample_shape`:
+// float32 parameters (at least one), and forward passes that return float
+// logits [samples, k] with the same k each time: one sample (evaluation
+// mode), a training batch of batches[0] samples whose backward pass reaches
+// the parameters, and an evaluation batch of each later size (without
+// batches: a training pass on two samples). Inputs are float32, or int64
+// token ids with `integer_inputs`. Returns the module's float32 parameters
+// and buffers in bytes and k. Errors are InputErrors naming the file and
+// the batch that failed.
+TorchScriptFacts check_torchscript(const std::string& path, const std::vector<int64_t>& sample_shape,
+                                   bool integer_inputs = false, const std::vector<int64_t>& batches = {});
 
 }  // namespace gossipsim

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -15,6 +17,7 @@
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
+#include "kernels/torch_error.h"
 #include "sim/base/binary_io.h"
 #include "sim/base/error.h"
 
@@ -40,13 +43,22 @@ namespace {
 // (sim/dataset_info.h), installed in every program that links this file.
 TensorFileFacts tensor_file_facts(const std::string& path) {
   auto d = load_tensor_file(path);
-  return TensorFileFacts{d->train.size(), d->test.size(), d->train.classes, d->train.sample_shape(),
-                         d->train.inputs.scalar_type() == torch::kInt64};
+  TensorFileFacts f{d->train.size(), d->test.size(), d->train.classes, d->train.sample_shape(),
+                    d->train.inputs.scalar_type() == torch::kInt64};
+  f.classes_given = d->classes_given;
+  for (const auto& [name, set] : {std::pair<const char*, const Dataset*>{"y_train", &d->train}, {"y_test", &d->test}}) {
+    const int64_t at = set->labels.argmax().item<int64_t>(), label = set->labels[at].item<int64_t>();
+    if (f.largest_label_at.empty() || label > f.largest_label) {
+      f.largest_label = label;
+      f.largest_label_at = fmt::format("{} sample {}", name, at);
+    }
+  }
+  return f;
 }
-int64_t torchscript_bytes(const std::string& path, const DatasetInfo& data) {
-  return check_torchscript(path, data.sample_shape, data.classes, data.integer_inputs);
+TorchScriptFacts torchscript_facts(const std::string& path, const DatasetInfo& data, const std::vector<int64_t>& batches) {
+  return check_torchscript(path, data.sample_shape, data.integer_inputs, batches);
 }
-[[maybe_unused]] const bool readers_installed = (install_torch_file_readers({&tensor_file_facts, &torchscript_bytes}), true);
+[[maybe_unused]] const bool readers_installed = (install_torch_file_readers({&tensor_file_facts, &torchscript_facts}), true);
 }  // namespace
 
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
@@ -128,15 +140,14 @@ class TorchLearner : public Learner {
 
   // Kernels run on each node's chain (see on_node): the event loop hands a
   // step over and goes on; it waits only where it needs a node's tensors.
-  void step(NodeId n) override {
-    on_node(n, [this, n] {
+  void step(NodeId n, Time at) override {
+    const uint64_t asked = asked_steps_++;
+    on_node(n, [this, n, at, asked] {
       Timer t(kernel_ns_);
-      run_step(*Lease(*this), n);
+      const double loss = guarded([&] { return fmt::format("node {}'s training step {}", n, samplers_[n].steps + 1); },
+                                  [&] { return run_step(*Lease(*this), n); });
+      if (!std::isfinite(loss)) note_nonfinite(asked, NonFiniteLoss{n, samplers_[n].steps, at, loss});
     });
-  }
-
-  void step_all(const std::vector<NodeId>& nodes) override {
-    for (NodeId n : nodes) step(n);
   }
 
   SnapshotPtr snapshot(NodeId n) override {
@@ -221,6 +232,7 @@ class TorchLearner : public Learner {
     const int n = static_cast<int>(nodes.size());
     auto job = std::make_shared<EvalJob>();
     job->per_node = per_node;
+    job->steps_before = asked_steps_;
     if (groups_.size() == static_cast<size_t>(node_count()))
       for (NodeId i : nodes) job->groups.push_back(groups_[i]);
     job->remaining = n;
@@ -234,7 +246,9 @@ class TorchLearner : public Learner {
           Timer t(eval_ns_);
           job->params[k] = store_->params[i].clone();
           job->buffers[k] = store_->buffers[i].clone();
-          if (job->per_node) job->node[k] = evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]);
+          if (job->per_node)
+            job->node[k] = guarded([&] { return fmt::format("the evaluation of node {}'s model", i); },
+                                   [&] { return evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]); });
           if (--job->remaining == 0) finish_evaluation(*job);
         } catch (...) {
           job->fail(std::current_exception());
@@ -249,6 +263,19 @@ class TorchLearner : public Learner {
     BinaryWriter w;
     w.put<uint32_t>(kStateMagic);
     w.put<int64_t>(node_count());
+    w.put<uint64_t>(asked_steps_);
+    {
+      std::lock_guard<std::mutex> lock(nonfinite_mutex_);
+      w.put<uint8_t>(first_nonfinite_ ? 1 : 0);
+      if (first_nonfinite_) {
+        const auto& [asked, f] = *first_nonfinite_;
+        w.put<uint64_t>(asked);
+        w.put<int64_t>(f.node);
+        w.put<int64_t>(f.step);
+        w.put<int64_t>(f.at.ns());
+        w.put<double>(f.loss);
+      }
+    }
     for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) put_tensor(w, *t);
     for (const Sampler& sm : samplers_) {
       w.put_string(rng_text(sm.rng));
@@ -264,6 +291,20 @@ class TorchLearner : public Learner {
     chains_->drain();
     BinaryReader r(bytes, "learner state");
     if (r.get<uint32_t>() != kStateMagic || r.get<int64_t>() != node_count()) r.fail();
+    asked_steps_ = r.get<uint64_t>();
+    {
+      std::lock_guard<std::mutex> lock(nonfinite_mutex_);
+      first_nonfinite_.reset();
+      if (r.get<uint8_t>()) {
+        const uint64_t asked = r.get<uint64_t>();
+        NonFiniteLoss f;
+        f.node = static_cast<NodeId>(r.get<int64_t>());
+        f.step = r.get<int64_t>();
+        f.at = Time::ns(r.get<int64_t>());
+        f.loss = r.get<double>();
+        first_nonfinite_.emplace(asked, f);
+      }
+    }
     for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) get_tensor(r, *t);
     for (Sampler& sm : samplers_) {
       set_rng(sm.rng, r.get_string());
@@ -300,7 +341,7 @@ class TorchLearner : public Learner {
   }
 
  private:
-  static constexpr uint32_t kStateMagic = 0x67736c31;  // "gsl1"
+  static constexpr uint32_t kStateMagic = 0x67736c32;  // "gsl2": with the steps asked and the first nonfinite loss
 
   static void put_tensor(BinaryWriter& w, const torch::Tensor& t) {
     if (!t.defined()) {
@@ -421,7 +462,36 @@ class TorchLearner : public Learner {
     return out;
   }
 
-  void run_step(ModuleView& v, NodeId n) {
+  // The one boundary of LibTorch errors in a run: a kernel that fails (a
+  // scripted forward that cannot take a batch, a shape the data did not
+  // promise, memory) ends the run in one line that names the model, the node
+  // and what it was running, instead of a multi-line traceback. An own
+  // model's failure is an InputError naming its file.
+  template <class Where, class Fn>
+  auto guarded(Where&& where, Fn&& fn) -> decltype(fn()) {
+    try {
+      return fn();
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (spec_.model.name == "torchscript")
+        throw InputError(spec_.model.torchscript, "forward",
+                         fmt::format("expected forward to run on the data; it failed in {} (LibTorch: {})", where(),
+                                     torch_error_line(e.what())));
+      throw std::runtime_error(fmt::format("the {} model failed in {} (LibTorch: {})", spec_.model.name, where(),
+                                           torch_error_line(e.what())));
+    }
+  }
+
+  // Keeps the nonfinite loss of the step asked for first: which step that
+  // is does not depend on which worker ran first.
+  void note_nonfinite(uint64_t asked, const NonFiniteLoss& f) {
+    std::lock_guard<std::mutex> lock(nonfinite_mutex_);
+    if (!first_nonfinite_ || asked < first_nonfinite_->first) first_nonfinite_.emplace(asked, f);
+  }
+
+  // One step of node n; its training loss (the batch's mean cross-entropy).
+  double run_step(ModuleView& v, NodeId n) {
     Sampler& s = samplers_[n];
     const Dataset& train = shared_->data.train;
     auto idx = torch::tensor(next_batch(s), torch::kInt64);
@@ -432,22 +502,25 @@ class TorchLearner : public Learner {
     y = y.to(device_);
     auto params = store_->params[n];
     v.bind(params, store_->buffers[n]);
+    torch::Tensor loss;
     if (random_) {
       // The model draws from LibTorch's global generator: one step at a
       // time, from a seed of its own.
       std::lock_guard<std::mutex> lock(random_mutex_);
       torch::manual_seed(Streams(shared_->seed).seed_for("model-random", (uint64_t(n) << 40) ^ uint64_t(s.steps)));
-      forward_backward(v, x, y);
+      loss = forward_backward(v, x, y);
     } else {
-      forward_backward(v, x, y);
+      loss = forward_backward(v, x, y);
     }
     sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[n] : torch::Tensor(),
                spec_.optimizer, learning_rate(s, n));
     ++s.steps;
+    return loss.item<double>();
   }
 
   struct EvalJob {
     bool per_node = false;
+    uint64_t steps_before = 0;  // steps asked for before it: their nonfinite losses count
     std::atomic<int> remaining{0};
     std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
     std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
@@ -469,7 +542,8 @@ class TorchLearner : public Learner {
     job.params.clear();
     job.buffers.clear();
     auto mean_params = params.mean(0), mean_buffers = buffers.mean(0);
-    std::tie(e.accuracy, e.loss) = evaluate_rows(*Lease(*this), mean_params, mean_buffers);
+    std::tie(e.accuracy, e.loss) = guarded([] { return std::string("the evaluation of the average model"); },
+                                           [&] { return evaluate_rows(*Lease(*this), mean_params, mean_buffers); });
     e.consensus = (params - mean_params).pow(2).sum(1).mean().item<double>();
     if (!job.groups.empty()) {
       // Each row's group mean, then the two parts of the consensus distance.
@@ -495,6 +569,12 @@ class TorchLearner : public Learner {
         e.node_loss_min = std::min(e.node_loss_min, loss);
         e.node_loss_max = std::max(e.node_loss_max, loss);
       }
+    }
+    {
+      // Every step asked for before this evaluation has run (each node's
+      // chain ran its steps before its part of the evaluation).
+      std::lock_guard<std::mutex> lock(nonfinite_mutex_);
+      if (first_nonfinite_ && first_nonfinite_->first < job.steps_before) e.nonfinite = first_nonfinite_->second;
     }
     if (!job.settled.exchange(true)) job.promise.set_value(e);
   }
@@ -538,6 +618,9 @@ class TorchLearner : public Learner {
   std::vector<int> groups_;                         // per node; empty: none
   std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating
   bool random_ = false;                             // the model draws random numbers (Net::draws_random_numbers)
+  uint64_t asked_steps_ = 0;                        // steps asked for so far (the event loop's thread)
+  std::mutex nonfinite_mutex_;
+  std::optional<std::pair<uint64_t, NonFiniteLoss>> first_nonfinite_;  // by the order steps were asked for
   std::mutex random_mutex_;                         // then its steps run one at a time
 };
 

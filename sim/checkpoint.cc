@@ -116,12 +116,12 @@ MethodCheckpoint read_method_checkpoint(const fs::path& dir) {
   return c;
 }
 
-void TrackingLearner::step(NodeId n) {
-  if (!replaying_) inner_.step(n);
+void TrackingLearner::step(NodeId n, Time at) {
+  if (!replaying_) inner_.step(n, at);
 }
 
-void TrackingLearner::step_all(const std::vector<NodeId>& nodes) {
-  if (!replaying_) inner_.step_all(nodes);
+void TrackingLearner::step_all(const std::vector<NodeId>& nodes, Time at) {
+  if (!replaying_) inner_.step_all(nodes, at);
 }
 
 SnapshotPtr TrackingLearner::snapshot(NodeId n) {

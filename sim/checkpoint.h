@@ -60,8 +60,8 @@ class TrackingLearner : public Learner {
   int node_count() const override { return inner_.node_count(); }
   Bytes model_bytes() const override { return inner_.model_bytes(); }
   bool trains() const override { return inner_.trains(); }
-  void step(NodeId n) override;
-  void step_all(const std::vector<NodeId>& nodes) override;
+  void step(NodeId n, Time at) override;
+  void step_all(const std::vector<NodeId>& nodes, Time at) override;
   SnapshotPtr snapshot(NodeId n) override;
   void merge(NodeId receiver, const SnapshotPtr& s, double w_self, double w_other) override;
   void average(const std::vector<NodeId>& nodes) override;

@@ -44,7 +44,7 @@ void Cluster::iterate(NodeId n, std::function<void()> then, bool run_kernel) {
   node.iteration_start = now();
   node.iteration = ctx_.sim.schedule(duration, [this, n, duration, run_kernel, then = std::move(then)] {
     Node& node = nodes_[n];
-    if (run_kernel) ctx_.learner.step(n);
+    if (run_kernel) ctx_.learner.step(n, now());
     node.computing = false;
     node.compute_total += duration;
     ++node.iterations;

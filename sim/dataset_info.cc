@@ -76,6 +76,8 @@ DatasetInfo published_dataset(const WorkloadSpec& w) {
     d.classes = w.data_facts.classes;
     d.sample_shape = w.data_facts.shape;
     d.integer_inputs = w.data_facts.integer_inputs;
+    d.classes_from_labels = !w.data_facts.classes_given;
+    d.largest_label_at = w.data_facts.largest_label_at;
   } else {
     d.train = w.synthetic.train;
     d.test = w.synthetic.test;

@@ -22,6 +22,10 @@ struct DatasetInfo {
   int classes = 0;
   std::vector<int64_t> sample_shape;
   bool integer_inputs = false;  // int64 inputs (token ids) rather than float32
+  // A data file of tensors that does not say its classes: they are its
+  // largest label + 1, found at `largest_label_at`.
+  bool classes_from_labels = false;
+  std::string largest_label_at;
 };
 
 // Files that only LibTorch reads: a data file of tensors (torch.save) and a
@@ -31,9 +35,12 @@ struct DatasetInfo {
 struct TorchFileReaders {
   // What the data file holds; an InputError naming the file otherwise.
   TensorFileFacts (*data)(const std::string& path) = nullptr;
-  // Loads the module, checks its parameters and one forward pass on one
-  // sample of `data`; returns its float32 parameters and buffers in bytes.
-  int64_t (*model)(const std::string& path, const DatasetInfo& data) = nullptr;
+  // Loads the module, checks its parameters and its forward pass on samples
+  // of `data`: one sample, then a training batch of batches[0] samples
+  // (forward and backward) and an evaluation batch of each size after it;
+  // returns its size and the logits it gives per sample.
+  TorchScriptFacts (*model)(const std::string& path, const DatasetInfo& data,
+                            const std::vector<int64_t>& batches) = nullptr;
 };
 void install_torch_file_readers(const TorchFileReaders& readers);
 const TorchFileReaders& torch_file_readers();

@@ -2,9 +2,10 @@
 // implements it with real models; NullLearner (timeline-only runs and
 // network studies) does no training at all.
 //
-// Contract: nodes are 0..node_count()-1. step(n) runs one mini-batch
-// iteration of node n; steps of different nodes may run concurrently through
-// step_all, steps of one node never do. A snapshot is a copy of a node's
+// Contract: nodes are 0..node_count()-1. step(n, at) runs one mini-batch
+// iteration of node n, the one that ends at virtual time `at`; steps of
+// different nodes may run concurrently through step_all, steps of one node
+// never do. A snapshot is a copy of a node's
 // model (parameters and running statistics) taken now; merge folds one into a
 // node: x_r <- (w_self x_r + w_other s) / (w_self + w_other).
 #pragma once
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/base/units.h"
@@ -25,6 +27,16 @@ struct ModelSnapshot {
 };
 using SnapshotPtr = std::shared_ptr<const ModelSnapshot>;
 
+// A training step whose loss was not a finite number (NaN or infinite): the
+// model diverged, or its forward pass gives NaN. `step` counts that node's
+// steps from 1; `at` is the virtual time its iteration ended.
+struct NonFiniteLoss {
+  NodeId node = 0;
+  int64_t step = 0;
+  Time at;
+  double loss = 0;
+};
+
 struct Evaluation {
   double accuracy = 0, loss = 0;  // of the average model
   bool per_node = false;          // whether the node fields below are filled
@@ -35,6 +47,10 @@ struct Evaluation {
   // within + between: the mean of ||x_i - x_bar_g(i)||^2 and of
   // ||x_bar_g(i) - x_bar||^2, g(i) node i's group. NaN without groups.
   double consensus_within = NAN, consensus_between = NAN;
+  // The first step (in the order steps were asked for) whose training loss
+  // was not finite, among the steps asked for before this evaluation; none
+  // where every loss was finite or the learner does not train.
+  std::optional<NonFiniteLoss> nonfinite;
 };
 // Which model a target accuracy is measured on (/eval/target): the average
 // of the nodes' models (kAverage, the default), the mean over nodes of each
@@ -58,9 +74,9 @@ class Learner {
   virtual Bytes model_bytes() const = 0;  // what a transfer of one model carries
   virtual bool trains() const { return true; }
 
-  virtual void step(NodeId n) = 0;
-  virtual void step_all(const std::vector<NodeId>& nodes) {
-    for (NodeId n : nodes) step(n);
+  virtual void step(NodeId n, Time at) = 0;
+  virtual void step_all(const std::vector<NodeId>& nodes, Time at) {
+    for (NodeId n : nodes) step(n, at);
   }
   virtual SnapshotPtr snapshot(NodeId n) = 0;
   // The snapshot may not be taken yet: a learner that runs kernels later
@@ -122,7 +138,7 @@ class NullLearner : public Learner {
   int node_count() const override { return nodes_; }
   Bytes model_bytes() const override { return bytes_; }
   bool trains() const override { return false; }
-  void step(NodeId) override {}
+  void step(NodeId, Time) override {}
   SnapshotPtr snapshot(NodeId) override { return std::make_shared<ModelSnapshot>(); }
   void merge(NodeId, const SnapshotPtr&, double, double) override {}
   void average(const std::vector<NodeId>&) override {}

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "sim/base/console.h"
 #include "sim/base/error.h"
 #include "sim/cluster.h"
 #include "sim/evaluations.h"
@@ -25,7 +26,8 @@ const EnumNames<StopReason>& stop_reason_names() {
                                               {"epochs", StopReason::kEpochs},
                                               {"target_accuracy", StopReason::kTargetAccuracy},
                                               {"wall_s", StopReason::kWallClock},
-                                              {"interrupted", StopReason::kInterrupted}};
+                                              {"interrupted", StopReason::kInterrupted},
+                                              {"nonfinite_loss", StopReason::kNonFiniteLoss}};
   return names;
 }
 
@@ -129,6 +131,17 @@ class MethodRunner {
     evaluations_.ask(row, sc_.eval.per_node && !trains_alone());
   }
   void collected(const MetricRow& row) {
+    // The first nonfinite training loss: seen at the collection of an
+    // evaluation, which happens at a fixed point of the event order (the
+    // pipeline collects row k when row k + kRunAhead is asked for), so the
+    // method stops at the same virtual time whatever the threads did.
+    if (row.eval.nonfinite && !run_.nonfinite) {
+      run_.nonfinite = row.eval.nonfinite;
+      if (sc_.stop.nonfinite_loss && !stop_) {
+        stop_ = StopReason::kNonFiniteLoss;
+        sim_.stop();
+      }
+    }
     if (sc_.stop.target_accuracy > 0 && target_value(row.eval, sc_.eval.target) >= sc_.stop.target_accuracy &&
         !reached_target_) {
       reached_target_ = true;
@@ -151,12 +164,11 @@ class MethodRunner {
         opts_.method_index + 1, opts_.method_count, run_.method.label, row.time.seconds(), row.epochs,
         row.eval.accuracy, eta, all_eta);
     if (!opts_.progress_lines) {
-      fmt::print(stderr, "\r{}   ", line);
+      say(stderr, "\r{}   ", line);
       return;
     }
     if (done + 1e-9 >= next_line_share_ || elapsed - last_line_s_ >= 30) {
-      fmt::print(stderr, "{}\n", line);
-      std::fflush(stderr);
+      say(stderr, "{}\n", line);
       last_line_s_ = elapsed;
       while (next_line_share_ <= done + 1e-9) next_line_share_ += 0.1;
     }
@@ -262,7 +274,7 @@ class MethodRunner {
     return true;
   }
   bool stop(StopReason why) {
-    stop_ = why;
+    if (!stop_) stop_ = why;  // the first reason stands (a nonfinite loss seen within the same event)
     return false;
   }
 
@@ -271,9 +283,10 @@ class MethodRunner {
     const auto& rows = run_.recorder.metrics;
     if (rows.empty() || rows.back().time != sim_.now()) evaluate();
     evaluations_.collect_all();
-    if (opts_.progress && !opts_.progress_lines) fmt::print(stderr, "\n");
+    if (opts_.progress && !opts_.progress_lines) say(stderr, "\n");
     cluster_.close();
-    run_.stop = reached_target_ ? StopReason::kTargetAccuracy : stop_.value_or(StopReason::kVirtualTime);
+    run_.stop = reached_target_ && stop_ != StopReason::kNonFiniteLoss ? StopReason::kTargetAccuracy
+                                                                        : stop_.value_or(StopReason::kVirtualTime);
     run_.starved_after = sc_.eval.starved_s > 0 ? seconds(sc_.eval.starved_s)
                                                 : std::max(seconds(1), Time::ns(sim_.now().ns() / 4));
     RunTotals& t = run_.totals;

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,9 @@ struct RunOptions {
 };
 
 // Why a method's run ended: the first of /stop's limits it met, or a signal.
-enum class StopReason { kVirtualTime, kEpochs, kTargetAccuracy, kWallClock, kInterrupted };
-// As summary.json writes them: "virtual_s", "epochs", "target_accuracy", "wall_s", "interrupted".
+enum class StopReason { kVirtualTime, kEpochs, kTargetAccuracy, kWallClock, kInterrupted, kNonFiniteLoss };
+// As summary.json writes them: "virtual_s", "epochs", "target_accuracy", "wall_s", "interrupted",
+// "nonfinite_loss".
 const EnumNames<StopReason>& stop_reason_names();
 
 // What a run counted besides the recorder's rows.
@@ -75,6 +77,8 @@ struct MethodRun {
   std::vector<double> targets;
   TargetMetric target = TargetMetric::kAverage;  // /eval/target
   Time starved_after;
+  // The first training step whose loss was not finite (/stop/nonfinite_loss).
+  std::optional<NonFiniteLoss> nonfinite;
   // A real run's report (RealTimeNetwork::report); null for a simulated one.
   nlohmann::json real;
 };

@@ -100,12 +100,7 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     w.model.name = "torchscript";
     w.model.torchscript = named_file(m, "torchscript", "a TorchScript module saved by torch.jit.save (scripts/export-workload)");
     if (!torch_file_readers().model) m.fail("torchscript", "a build with LibTorch (this one cannot read TorchScript)");
-    try {
-      w.model.state_bytes = torch_file_readers().model(w.model.torchscript, published_dataset(w));
-    } catch (const InputError& e) {
-      throw m.inside_named_file(e, "torchscript", "TorchScript module");
-    }
-    m.done();
+    m.done();  // the module is checked once the batch sizes are known (check_torchscript_model)
   } else if (r.has("model") && r.value()["model"].is_object()) {
     JsonReader m = r.at("model");
     w.model.name = m.string("name");
@@ -198,6 +193,7 @@ StopOptions parse_stop(const JsonReader& r) {
   s.epochs = r.number("epochs", 0.0);
   s.target_accuracy = r.number("target_accuracy", 0.0);
   s.wall_s = r.number("wall_s", 0.0);
+  s.nonfinite_loss = r.boolean("nonfinite_loss", true);
   r.require(s.virtual_s >= 0, "virtual_s", "a number >= 0");
   r.require(s.epochs >= 0, "epochs", "a number >= 0");
   r.require(s.target_accuracy >= 0 && s.target_accuracy <= 1, "target_accuracy", "a number in [0, 1]");
@@ -391,6 +387,42 @@ void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, 
   }
 }
 
+// A TorchScript model, on the batches it will see: one training batch of
+// /workload/batch samples and the evaluation's chunks of the test samples.
+// Logits of another width than the classes are blamed on the model, unless
+// the classes came from the data file's largest label and the model gives
+// fewer: then that label is the likelier mistake, and the error names it.
+void check_torchscript_model(const JsonReader& workload, Scenario& sc) {
+  WorkloadSpec& w = sc.workload;
+  const JsonReader m = workload.at("model");
+  const DatasetInfo data = published_dataset(w);
+  int64_t tests = data.test;
+  if (sc.eval.test_samples > 0) tests = std::min(tests, sc.eval.test_samples);
+  std::vector<int64_t> batches = {w.batch, std::min(tests, kEvaluationChunk)};
+  if (tests > kEvaluationChunk && tests % kEvaluationChunk) batches.push_back(tests % kEvaluationChunk);
+  TorchScriptFacts facts;
+  try {
+    facts = torch_file_readers().model(w.model.torchscript, data, batches);
+  } catch (const InputError& e) {
+    throw m.inside_named_file(e, "torchscript", "TorchScript module");
+  }
+  w.model.state_bytes = facts.state_bytes;
+  if (facts.outputs == data.classes) return;
+  if (data.classes_from_labels && facts.outputs >= 2 && facts.outputs < data.classes)
+    throw workload.at("dataset").inside_named_file(
+        InputError(w.data_file, data.largest_label_at,
+                   fmt::format("expected labels in [0, {}), the {} logits of {}; found {} (the file does not say its "
+                               "classes, so they were taken as its largest label + 1: fix that label, or save "
+                               "\"classes\" with the data)",
+                               facts.outputs, facts.outputs, w.model.torchscript, data.classes - 1)),
+        "tensors", "data file");
+  throw m.inside_named_file(
+      InputError(w.model.torchscript, "forward",
+                 fmt::format("expected forward to return logits [n, {}], one per class of the data; it returns [n, {}]",
+                             data.classes, facts.outputs)),
+      "torchscript", "TorchScript module");
+}
+
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   Scenario sc;
   sc.file = file;
@@ -417,6 +449,7 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   sc.stop = parse_stop(r.at("stop"));
   if (auto e = r.child("eval")) sc.eval = parse_eval(*e);
   if (auto l = r.child("limits")) sc.limits = parse_limits(*l);
+  if (sc.workload.model.name == "torchscript") check_torchscript_model(r.at("workload"), sc);
   if (sc.stop.virtual_s > 0 && sc.stop.virtual_s / sc.eval.every_s > kMaxEvaluations)
     r.fail("eval", fmt::format("at most {:g} evaluations: /stop/virtual_s / /eval/every_s = {:.4g}", kMaxEvaluations,
                                sc.stop.virtual_s / sc.eval.every_s));

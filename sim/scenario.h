@@ -94,6 +94,15 @@ struct StopOptions {
   double epochs = 0;           // passes over the training set by all nodes together; 0 = no limit
   double target_accuracy = 0;  // stop once /eval/target's accuracy reaches it; 0 = off
   double wall_s = 0;           // wall-clock budget per method, seconds; 0 = none
+  // nonfinite_loss: what a training loss that is NaN or infinite does (a
+  // model that diverged, or an own model whose forward gives NaN). true
+  // (default): the method stops at the evaluation that first sees it (two
+  // evaluations later when evaluations run ahead of the event loop), with
+  // stop_reason "nonfinite_loss", one line naming the node, its step and the
+  // virtual time, and exit code 3 for the run. false: it runs on, for users
+  // who want to see the divergence; the summary still records the first
+  // such step.
+  bool nonfinite_loss = true;
 };
 
 // /eval

@@ -61,7 +61,20 @@ struct TensorFileFacts {
   int classes = 0;
   std::vector<int64_t> shape;  // one sample
   bool integer_inputs = false; // token ids (int64), for a TorchScript model's embedding
+  bool classes_given = false;  // the file says its classes; else they are the largest label + 1
+  int64_t largest_label = 0;
+  std::string largest_label_at;  // where it is, e.g. "y_train sample 17"
 };
+
+// What a TorchScript model is, found when the scenario is read.
+struct TorchScriptFacts {
+  int64_t state_bytes = 0;  // float32 parameters and buffers
+  int64_t outputs = 0;      // logits per sample
+};
+
+// Evaluations run the test samples through a model in chunks of this many
+// (the last chunk holds the rest), so a model is checked on these sizes.
+inline constexpr int64_t kEvaluationChunk = 128;
 
 struct WorkloadSpec {
   std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic | tensors

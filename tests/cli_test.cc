@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -254,6 +255,40 @@ TEST(Cli, OutputsMatchTheCommittedDigests) {
     fs::remove_all(out);
   }
   if (update) std::ofstream(file) << golden.dump(1) << "\n";
+}
+
+}  // namespace
+}  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+// `gossipsim run ... 2>&1 | head -1`: the closed pipe used to kill the run
+// with SIGPIPE (exit 141, no word), leaving its lock and staging folder and
+// no result. The messages stop; the run finishes and writes its results.
+TEST(Cli, AReaderThatGoesAwayStopsTheMessagesNotTheRun) {
+  const fs::path dir = fs::temp_directory_path() / ("gossipsim-pipe-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path out = dir / "r", rc = dir / "rc";
+  std::string first;
+  ASSERT_EQ(test::run_shell("{ " + std::string(GOSSIPSIM_BINARY) + " run " + GOSSIPSIM_SOURCE_DIR +
+                                "/scenarios/teaching/synthetic-4.json --kernels none --set /stop/virtual_s=20 --out " +
+                                out.string() + " 2>&1; echo $? > " + rc.string() + "; } | head -1",
+                            &first),
+            0);
+  EXPECT_EQ(std::count(first.begin(), first.end(), '\n'), 1) << first;
+  std::ifstream in(rc);
+  int code = -1;
+  in >> code;
+  EXPECT_EQ(code, 0);
+  const nlohmann::json summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_EQ(summary["methods"].size(), 5u);
+  EXPECT_TRUE(summary["complete"].get<bool>());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "r" || name == "rc") << "left behind: " << name;
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

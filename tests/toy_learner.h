@@ -19,7 +19,7 @@ class ToyLearner : public Learner {
   explicit ToyLearner(int nodes, int64_t model_bytes = 200'000) : x_(nodes, 0.0), bytes_(model_bytes) {}
   int node_count() const override { return static_cast<int>(x_.size()); }
   Bytes model_bytes() const override { return bytes(bytes_); }
-  void step(NodeId n) override { x_[n] += 1 + n / 10.0; }
+  void step(NodeId n, Time) override { x_[n] += 1 + n / 10.0; }
   SnapshotPtr snapshot(NodeId n) override { return std::make_shared<Value>(x_[n]); }
   void merge(NodeId r, const SnapshotPtr& s, double w_self, double w_other) override {
     x_[r] = (w_self * x_[r] + w_other * static_cast<const Value&>(*s).x) / (w_self + w_other);

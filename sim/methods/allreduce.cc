@@ -59,7 +59,7 @@ class AllReduce : public Method {
   }
 
   void reduce() {
-    c_.ctx().learner.step_all(ring_);
+    c_.ctx().learner.step_all(ring_, c_.ctx().sim.now());
     reduced_ = true;
     if (ring_.size() == 1) return finish();
     phase(0);

@@ -143,8 +143,8 @@ TEST(Sgd, OneMomentumStepOfATinyMlpMatchesAHandComputation) {
 TEST(Learner, MergesAreAveragesAndWeightedAverages) {
   auto factory = make_torch_factory(synthetic_workload(), 7, 0);
   auto learner = factory->make(2);
-  for (int k = 0; k < 3; ++k) learner->step(0);
-  learner->step(1);
+  for (int k = 0; k < 3; ++k) learner->step(0, Time());
+  learner->step(1, Time());
   auto x0 = snapshot_values(*learner->snapshot(0));
   auto x1 = snapshot_values(*learner->snapshot(1));
   ASSERT_NE(x0, x1);
@@ -161,7 +161,7 @@ TEST(Learner, SameSeedGivesBitIdenticalParameters) {
     auto factory = make_torch_factory(synthetic_workload(), 11, 0);
     auto learner = factory->make(3);
     for (int k = 0; k < 5; ++k)
-      for (NodeId n = 0; n < 3; ++n) learner->step(n);
+      for (NodeId n = 0; n < 3; ++n) learner->step(n, Time());
     return snapshot_values(*learner->snapshot(2));
   };
   EXPECT_EQ(run(), run());
@@ -171,11 +171,11 @@ TEST(Learner, InterleavedNodesEqualEachTrainedAlone) {
   auto factory = make_torch_factory(synthetic_workload(), 3, 0);
   auto interleaved = factory->make(2), alone = factory->make(2);
   for (int k = 0; k < 6; ++k) {
-    interleaved->step(0);
-    interleaved->step(1);
+    interleaved->step(0, Time());
+    interleaved->step(1, Time());
   }
-  for (int k = 0; k < 6; ++k) alone->step(0);
-  for (int k = 0; k < 6; ++k) alone->step(1);
+  for (int k = 0; k < 6; ++k) alone->step(0, Time());
+  for (int k = 0; k < 6; ++k) alone->step(1, Time());
   for (NodeId n : {0, 1})
     EXPECT_EQ(snapshot_values(*interleaved->snapshot(n)), snapshot_values(*alone->snapshot(n)));
 }
@@ -186,8 +186,8 @@ TEST(Learner, ConcurrentStepsAreBitIdenticalToSequential) {
   auto seq = seq_factory->make(4), par = par_factory->make(4);
   std::vector<NodeId> all = {0, 1, 2, 3};
   for (int k = 0; k < 4; ++k) {
-    for (NodeId n : all) seq->step(n);
-    par->step_all(all);
+    for (NodeId n : all) seq->step(n, Time());
+    par->step_all(all, Time());
   }
   for (NodeId n : all) EXPECT_EQ(snapshot_values(*seq->snapshot(n)), snapshot_values(*par->snapshot(n)));
   auto a = seq->evaluate(true), b = par->evaluate(true);
@@ -203,7 +203,7 @@ TEST(Learner, AsynchronousChainsAreBitIdenticalToSequential) {
     auto learner = factory->make(4);
     std::vector<SnapshotPtr> in_flight;
     for (int k = 0; k < 6; ++k) {
-      for (NodeId n = 0; n < 4; ++n) learner->step(n);
+      for (NodeId n = 0; n < 4; ++n) learner->step(n, Time());
       in_flight.push_back(learner->snapshot(k % 4));
       if (in_flight.size() > 2) {
         learner->merge((k + 1) % 4, in_flight.front(), 1, 1);
@@ -226,7 +226,7 @@ TEST(Learner, ALongQueueIsThrottledWithoutChangingResults) {
     auto learner = factory->make(2);
     std::vector<PendingEvaluation> evals;
     for (int k = 0; k < 120; ++k) {
-      learner->step(k % 2);
+      learner->step(k % 2, Time());
       learner->merge((k + 1) % 2, learner->snapshot(k % 2), 1, 1);
       if (k % 40 == 39) evals.push_back(learner->evaluate_async(true));
     }
@@ -247,7 +247,7 @@ TEST(Learner, PendingEvaluationSeesTheModelsWhenItWasAskedFor) {
     auto learner = factory->make(3);
     std::vector<PendingEvaluation> evals;
     for (int k = 0; k < 4; ++k) {
-      for (NodeId n = 0; n < 3; ++n) learner->step(n);
+      for (NodeId n = 0; n < 3; ++n) learner->step(n, Time());
       learner->merge(k % 3, learner->snapshot((k + 1) % 3), 1, 1);
       evals.push_back(learner->evaluate_async(k % 2 == 0));
     }
@@ -273,7 +273,7 @@ TEST(Learner, AverageAllGivesEveryNodeTheMean) {
   auto factory = make_torch_factory(synthetic_workload(), 9, 0);
   auto learner = factory->make(3);
   for (NodeId n = 0; n < 3; ++n)
-    for (int k = 0; k <= n; ++k) learner->step(n);
+    for (int k = 0; k <= n; ++k) learner->step(n, Time());
   std::vector<std::vector<float>> x;
   for (NodeId n = 0; n < 3; ++n) x.push_back(snapshot_values(*learner->snapshot(n)));
   learner->average_all();
@@ -310,7 +310,7 @@ TEST(Learner, AveragingSomeNodesLeavesTheOthersAndResetTakesTheMeanOrTheInitialM
   auto learner = make_torch_factory(synthetic_workload(), 9, 0)->make(4);
   const auto initial = models(*learner)[0];
   for (NodeId n = 0; n < 4; ++n)
-    for (int k = 0; k <= n; ++k) learner->step(n);
+    for (int k = 0; k <= n; ++k) learner->step(n, Time());
   const auto x = models(*learner);
   learner->average({1, 3});
   auto y = models(*learner);
@@ -334,7 +334,7 @@ TEST(Learner, AveragingSomeNodesLeavesTheOthersAndResetTakesTheMeanOrTheInitialM
 TEST(Learner, EvaluationsSplitTheConsensusWithinAndBetweenGroupsAndCanSkipNodes) {
   auto learner = make_torch_factory(synthetic_workload(), 5, 0)->make(4);
   for (NodeId n = 0; n < 4; ++n)
-    for (int k = 0; k <= 2 * n; ++k) learner->step(n);
+    for (int k = 0; k <= 2 * n; ++k) learner->step(n, Time());
   const auto x = models(*learner);
   const auto all = mean_of(x, {0, 1, 2, 3}), g0 = mean_of(x, {0, 1}), g1 = mean_of(x, {2, 3});
   double within = 0, between = 0, consensus = 0;
@@ -366,9 +366,9 @@ TEST(Device, CudaIsRefusedClearlyWithoutIt) {
   w.device = "cuda";
   if (torch_has_cuda()) {
     auto learner = make_torch_factory(w, 1, 0)->make(2);
-    learner->step(0);
+    learner->step(0, Time());
     auto cpu = make_torch_factory(synthetic_workload(), 1, 0)->make(2);
-    cpu->step(0);
+    cpu->step(0, Time());
     auto a = snapshot_values(*learner->snapshot(0)), b = snapshot_values(*cpu->snapshot(0));
     for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-4);
     return;

@@ -5,6 +5,7 @@
 // (scripts/export-workload, python3-torch from scripts/setup).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -84,6 +85,13 @@ class Workloads : public ::testing::Test {
         << said;
   }
   void write(const std::string& name, const nlohmann::json& j) const { std::ofstream(path(name)) << j.dump(1); }
+  // validate s.json with one value set refuses it in one line.
+  void refused_value(const std::string& pointer, const std::string& value, const std::string& expected) const {
+    std::string out;
+    EXPECT_EQ(gossipsim("validate s.json --set '" + pointer + "=" + value + "'", &out), 2) << out;
+    EXPECT_NE(out.find(expected), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
 
   fs::path dir_;
 };
@@ -124,7 +132,7 @@ TEST_F(Workloads, ATorchScriptStepEqualsAStepComputedByHand) {
   EXPECT_EQ(learner->model_bytes(), bytes(4 * 6));
   auto before = snapshot_values(*learner->snapshot(0));
   EXPECT_EQ(before, std::vector<float>({0.1f, 0.2f, 0.3f, -0.1f, 0.0f, 0.1f}));  // the file's, not a drawn init
-  learner->step(0);
+  learner->step(0, Time());
   auto after = snapshot_values(*learner->snapshot(0));
   ASSERT_EQ(after.size(), 6u);
   for (size_t k = 0; k < 6; ++k) EXPECT_NEAR(after[k], expected[k], 1e-6) << "parameter " << k;
@@ -157,11 +165,11 @@ TEST_F(Workloads, AnEmbeddingOfTokenIdsStepsAsComputedByHand) {
   test::save_tensors(path("d.pt"), {{"x_train", tokens}, {"y_train", label}, {"x_test", tokens}, {"y_test", label}, {"classes", 2}});
   WorkloadSpec w = own_workload(path("d.pt"), path("m.pt"), 1, 1.0);
   auto learner = make_torch_factory(w, 1, 0)->make(1);
-  learner->step(0);
+  learner->step(0, Time());
   auto after = snapshot_values(*learner->snapshot(0));
   ASSERT_EQ(after.size(), expected.size());
   for (size_t k = 0; k < after.size(); ++k) EXPECT_NEAR(after[k], expected[k], 1e-6) << "parameter " << k;
-  EXPECT_EQ(check_torchscript(path("m.pt"), {2}, 2, true), 4 * 12);
+  EXPECT_EQ(check_torchscript(path("m.pt"), {2}, true).state_bytes, 4 * 12);
 }
 
 // The buffers of a saved snapshot: save_snapshot writes the parameters,
@@ -192,7 +200,7 @@ TEST_F(Workloads, FloatBuffersAreEachNodesOwnAndMergedIntegerBuffersAreNot) {
   WorkloadSpec w = own_workload(path("d.pt"), path("m.pt"), 1, 0.1);
   auto learner = make_torch_factory(w, 1, 0)->make(2);
   EXPECT_EQ(learner->model_bytes(), bytes(4 * (6 + 2)));  // the int64 counter is not node state
-  learner->step(0);
+  learner->step(0, Time());
   EXPECT_EQ(snapshot_buffers(learner->save_snapshot(*learner->snapshot(0))), std::vector<float>({1.0f, 2.0f}));
   EXPECT_EQ(snapshot_buffers(learner->save_snapshot(*learner->snapshot(1))), std::vector<float>({0.0f, 0.0f}));
   learner->merge(1, learner->snapshot(0), 1.0, 1.0);  // averaged like the parameters
@@ -201,21 +209,36 @@ TEST_F(Workloads, FloatBuffersAreEachNodesOwnAndMergedIntegerBuffersAreNot) {
 
 TEST_F(Workloads, AScriptedModelFileReadsItsParametersInOrderAndChecksItsForward) {
   test::save_linear(path("m.pt"), torch::ones({3, 5}), torch::zeros({3}));
-  EXPECT_EQ(check_torchscript(path("m.pt"), {5}, 3), 4 * 18);
-  EXPECT_EQ(check_torchscript(path("m.pt"), {1, 5}, 3), 4 * 18);  // forward flattens
-  auto refusal = [&](std::vector<int64_t> shape, int classes) {
+  EXPECT_EQ(check_torchscript(path("m.pt"), {5}).state_bytes, 4 * 18);
+  EXPECT_EQ(check_torchscript(path("m.pt"), {5}).outputs, 3);
+  EXPECT_EQ(check_torchscript(path("m.pt"), {1, 5}, false, {32, 128, 104}).outputs, 3);  // forward flattens
+  auto refusal = [&](const std::string& file, std::vector<int64_t> shape, std::vector<int64_t> batches = {}) {
     try {
-      check_torchscript(path("m.pt"), shape, classes);
+      check_torchscript(path(file), shape, false, batches);
     } catch (const InputError& e) {
       return std::string(e.what());
     }
     return std::string("accepted");
   };
-  EXPECT_NE(refusal({4}, 3).find("expected forward to take one sample of the data, [1, 4]"), std::string::npos)
-      << refusal({4}, 3);
-  EXPECT_NE(refusal({5}, 10).find("return float logits [1, 10] for one sample [1, 5]; it returned Float [1, 3]"),
+  EXPECT_NE(refusal("m.pt", {4}).find("expected forward to run on 1 sample [1, 4] (one sample)"), std::string::npos)
+      << refusal("m.pt", {4});
+  // A forward that fails only on batches above 2 passed the one-sample
+  // check, then ended the run in a TorchScript traceback naming no file:
+  // the scenario's own batch and the evaluation's are checked too.
+  test::save_module(path("small.pt"), {{"weight", torch::ones({3, 5})}, {"bias", torch::zeros({3})}}, {},
+                    "def forward(self, x):\n"
+                    "  assert x.size(0) <= 2, 'at most two samples'\n"
+                    "  return torch.linear(x, self.weight, self.bias)\n");
+  EXPECT_EQ(refusal("small.pt", {5}, {2, 1}), "accepted");
+  const std::string batch = refusal("small.pt", {5}, {32, 128});
+  EXPECT_NE(batch.find(path("small.pt") + ": forward: expected forward to run on 32 samples [32, 5] (a training batch "
+                       "of /workload/batch, with its backward pass); it failed (LibTorch: "),
             std::string::npos)
-      << refusal({5}, 10);
+      << batch;
+  EXPECT_NE(batch.find("at most two samples"), std::string::npos) << batch;
+  EXPECT_EQ(std::count(batch.begin(), batch.end(), '\n'), 0) << batch;
+  const std::string eval = refusal("small.pt", {5}, {2, 104});
+  EXPECT_NE(eval.find("104 samples [104, 5] (an evaluation batch of the test samples)"), std::string::npos) << eval;
 }
 
 // Dropout draws from LibTorch's global generator: each step seeds it from
@@ -238,7 +261,7 @@ TEST_F(Workloads, AModelWithDropoutGivesTheSameParametersOnOneWorkerAndOnTwo) {
     w.workers = workers;
     auto learner = make_torch_factory(w, seed, 0)->make(4);
     for (int round = 0; round < 5; ++round)
-      for (NodeId n = 0; n < 4; ++n) learner->step(n);
+      for (NodeId n = 0; n < 4; ++n) learner->step(n, Time());
     std::vector<std::vector<float>> out;
     for (NodeId n = 0; n < 4; ++n) out.push_back(snapshot_values(*learner->snapshot(n)));
     return out;
@@ -352,10 +375,10 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   refused("(in the TorchScript module that s.json: /workload/model/torchscript names)");
   test::save_linear(path("three.pt"), torch::zeros({4, 3}), torch::zeros({4}));  // 3 features, the data have 4
   with_model({{"torchscript", "three.pt"}});
-  refused("three.pt: forward: expected forward to take one sample of the data, [1, 4], and return logits [1, 4]", true);
+  refused("three.pt: forward: expected forward to run on 1 sample [1, 4] (one sample); it failed (LibTorch:", true);
   test::save_linear(path("five.pt"), torch::zeros({5, 4}), torch::zeros({5}));  // 5 classes, the data have 4
   with_model({{"torchscript", "five.pt"}});
-  refused("five.pt: forward: expected forward to return float logits [1, 4] for one sample [1, 4]; it returned Float [1, 5]");
+  refused("five.pt: forward: expected forward to return logits [n, 4], one per class of the data; it returns [n, 5]");
   test::save_module(path("int.pt"), {{"weight", torch::zeros({4, 4}, torch::kInt64)}}, {},
                     "def forward(self, x):\n  return x\n");
   with_model({{"torchscript", "int.pt"}});
@@ -366,7 +389,16 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   test::save_module(path("tuple.pt"), {{"weight", torch::zeros({4, 4})}}, {},
                     "def forward(self, x):\n  return (torch.linear(x, self.weight), x)\n");
   with_model({{"torchscript", "tuple.pt"}});
-  refused("tuple.pt: forward: expected forward to return logits [1, 4] for one sample [1, 4]; it returned a Tuple");
+  refused("tuple.pt: forward: expected forward to return logits for 1 sample [1, 4] (one sample); it returned a Tuple");
+  // A forward that fails only on batches above 2 passed the one-sample
+  // check and failed in the run, in a traceback naming no file.
+  test::save_module(path("two.pt"), {{"weight", torch::zeros({4, 4})}, {"bias", torch::zeros({4})}}, {},
+                    "def forward(self, x):\n"
+                    "  assert x.size(0) <= 2, 'at most two samples'\n"
+                    "  return torch.linear(x, self.weight, self.bias)\n");
+  with_model({{"torchscript", "two.pt"}});
+  refused("two.pt: forward: expected forward to run on 8 samples [8, 4] (a training batch of /workload/batch, with "
+          "its backward pass); it failed (LibTorch: ", true);
   with_model({{"torchscript", 3}});
   refused("s.json: /workload/model/torchscript:");
   with_model({{"torchscript", ""}});
@@ -405,8 +437,8 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   refused("d.pt: x_test: expected inputs of x_train's kind, integer token ids; found float");
   with_data({{"x_train", x.to(torch::kInt64)}, {"y_train", y}, {"x_test", x.to(torch::kInt32)}, {"y_test", y}});
   // Token ids: a float model fails on them, and no built-in model takes them.
-  refused("linear.pt: forward: expected forward to take one sample of the data, [1, 4] of token ids, and return "
-          "logits [1, 4]; it failed (LibTorch:");
+  refused("linear.pt: forward: expected forward to run on 1 sample [1, 4] of token ids (one sample); it failed "
+          "(LibTorch:");
   {
     auto s = scenario();
     s["workload"]["dataset"] = {{"tensors", "d.pt"}};
@@ -417,6 +449,18 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
             "file's inputs are integers (token ids), which the built-in models do not take");
   }
 
+  // A label equal to the class count (the file does not say its classes):
+  // the model's 4 logits were blamed, not the label.
+  {
+    auto high = y.clone();
+    high[5] = 4;
+    with_data({{"x_train", x}, {"y_train", y}, {"x_test", x}, {"y_test", high}});
+    refused("d.pt: y_test sample 5: expected labels in [0, 4), the 4 logits of linear.pt"
+                "; found 4 (the file does not say its classes, so they were taken as its largest label + 1: fix that "
+                "label, or save \"classes\" with the data) (in the data file that s.json: /workload/dataset/tensors "
+                "names)",
+            true);
+  }
   with_data({{"x_train", x / 0.0}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
   refused("d.pt: x_train: expected finite inputs; found NaN or infinity");
   with_data({{"x_train", x}, {"y_train", y}, {"x_test", x}, {"y_test", y}, {"classes", 1}});
@@ -433,6 +477,44 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   test::save_tensors(path("d.pt"), {});
   refused("d.pt: x_train: expected float inputs (or integer token ids) [samples, ...], one to three dimensions per "
           "sample (missing)");
+}
+
+// A model whose forward gives NaN ran to exit 0 with empty loss cells and
+// chance accuracy. The method stops at the evaluation that sees the first
+// nonfinite training loss, says where in one line and the run exits 3; the
+// same stop whatever the workers; /stop/nonfinite_loss false runs on.
+TEST_F(Workloads, ALossThatTurnsNanStopsTheMethodAndSaysWhere) {
+  write_small_workload();
+  test::save_module(path("nan.pt"), {{"weight", torch::zeros({4, 4})}, {"bias", torch::zeros({4})}}, {},
+                    "def forward(self, x):\n  return torch.linear(x, self.weight, self.bias) * float('nan')\n");
+  auto s = scenario({"gossip-overlap"});
+  s["workload"]["model"] = {{"torchscript", "nan.pt"}};
+  s["stop"]["virtual_s"] = 20;
+  s["compute"] = {{"iteration_ms", 100}};
+  write("s.json", s);
+  std::string said;
+  ASSERT_EQ(gossipsim("run s.json --quiet --out one", &said), 3) << said;
+  // Node 0's first step is asked for first (all nodes end it at 0.1 s, node 0's event first).
+  EXPECT_NE(said.find("gossipsim: gossip-overlap: the training loss of nan.pt became nan at node 0's step 1 (0.1 virtual s); the method stopped at "),
+            std::string::npos)
+      << said;
+  const auto summary = nlohmann::json::parse(read(dir_ / "one/summary.json"));
+  const auto& m = summary["methods"][0];
+  EXPECT_EQ(m["stop_reason"], "nonfinite_loss");
+  EXPECT_EQ(m["nonfinite_loss"]["node"], 0);
+  EXPECT_EQ(m["nonfinite_loss"]["step"], 1);
+  EXPECT_DOUBLE_EQ(m["nonfinite_loss"]["virtual_s"].get<double>(), 0.1);
+  // Seen at the evaluation at 1 s, collected when the one at 3 s is asked for.
+  EXPECT_DOUBLE_EQ(m["virtual_s"].get<double>(), 3.0);
+  ASSERT_EQ(gossipsim("run s.json --quiet --out two --workers 2", &said), 3) << said;
+  EXPECT_EQ(read(dir_ / "two/gossip-overlap/metrics.csv"), read(dir_ / "one/gossip-overlap/metrics.csv"));
+  ASSERT_EQ(gossipsim("run s.json --quiet --out on --set /stop/nonfinite_loss=false", &said), 0) << said;
+  EXPECT_NE(said.find("; it ran on (/stop/nonfinite_loss is false)"), std::string::npos) << said;
+  const auto ran = nlohmann::json::parse(read(dir_ / "on/summary.json"))["methods"][0];
+  EXPECT_EQ(ran["stop_reason"], "virtual_s");
+  EXPECT_EQ(ran["nonfinite_loss"]["step"], 1);
+  EXPECT_DOUBLE_EQ(ran["virtual_s"].get<double>(), 20.0);
+  refused_value("/stop/nonfinite_loss", "\"yes\"", "s.json: /stop/nonfinite_loss: expected true or false");
 }
 
 TEST_F(Workloads, BadSplitFilesNameTheirLine) {
