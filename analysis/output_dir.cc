@@ -14,6 +14,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "sim/base/console.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -94,7 +95,7 @@ fs::path choose_output(const fs::path& wanted, const std::string& kind, bool for
     fs::path candidate = wanted.string() + "-" + std::to_string(i);
     check_folder_path(candidate, what);
     if (!fs::exists(candidate, ec)) {
-      fmt::print(stderr, "gossipsim: {} holds an earlier result; writing {} instead (--force replaces it)\n",
+      say(stderr, "gossipsim: {} holds an earlier result; writing {} instead (--force replaces it)\n",
                  wanted.string(), candidate.string());
       return candidate;
     }
@@ -141,20 +142,28 @@ void OutputDir::commit() {
   if (!aside.empty()) fs::remove_all(aside, ec);
 }
 
-FolderClaim::FolderClaim(const fs::path& folder, const std::string& what) : lock_(folder) {
-  lock_ += ".lock";
+FolderClaim::FolderClaim(const fs::path& folder, const std::string& what, Mode mode, const std::string& suffix)
+    : lock_(folder) {
+  lock_ += suffix;
   if (lock_.has_parent_path()) make_folders(lock_.parent_path());
+  const int operation = (mode == Mode::kShared ? LOCK_SH : LOCK_EX) | LOCK_NB;
   // The file at the path may be replaced between open and flock (its holder
   // removing it on release): the lock counts only once the path still
-  // names the locked file.
-  for (int attempt = 0; attempt < 100; ++attempt) {
+  // names the locked file. A conflict is tried again for up to 0.5 s: the
+  // last holder of a shared lock takes it exclusively, for an instant, to
+  // remove the file.
+  for (int attempt = 0; attempt < 200; ++attempt) {
     fd_ = ::open(lock_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw WriteError(lock_.string(), std::strerror(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (::flock(fd_, operation) != 0) {
       char pid[32] = {0};
       const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
       ::close(fd_);
       fd_ = -1;
+      if (attempt < 50) {
+        ::usleep(10000);
+        continue;
+      }
       throw InputError(what + " " + folder.string(), "",
                        fmt::format("a folder no other gossipsim is writing; process {} is writing it now (wait for "
                                    "it to end, or choose another {})",
@@ -163,6 +172,7 @@ FolderClaim::FolderClaim(const fs::path& folder, const std::string& what) : lock
     struct stat held, named;
     if (::fstat(fd_, &held) == 0 && ::stat(lock_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
         held.st_dev == named.st_dev) {
+      // The pid of the latest claimant (one of them, for shared claims).
       const std::string pid = std::to_string(::getpid());
       if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0)
         throw WriteError(lock_.string(), std::strerror(errno));
@@ -176,8 +186,35 @@ FolderClaim::FolderClaim(const fs::path& folder, const std::string& what) : lock
 
 FolderClaim::~FolderClaim() {
   if (fd_ < 0) return;
-  ::unlink(lock_.c_str());
+  // Removed only by the last holder: one that can hold it alone.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) ::unlink(lock_.c_str());
   ::close(fd_);
+}
+
+std::optional<std::string> FolderClaim::holder(const fs::path& folder, const std::string& suffix) {
+  fs::path lock = folder;
+  lock += suffix;
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> who;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    who = n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string("?");
+  }
+  ::close(fd);
+  return who;
+}
+
+FolderSetupLock::FolderSetupLock(const fs::path& folder) {
+  fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) throw WriteError(folder.string(), std::strerror(errno));
+  while (::flock(fd_, LOCK_EX) != 0)
+    if (errno != EINTR) throw WriteError(folder.string(), std::strerror(errno));
+}
+
+FolderSetupLock::~FolderSetupLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void write_result_marker(const fs::path& dir, const std::string& kind, nlohmann::json extra) {

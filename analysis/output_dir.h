@@ -85,22 +85,49 @@ class OutputDir {
 };
 
 // Claims a result folder for one process: an advisory lock (flock) on the
-// file <folder>.lock beside it, which the kernel releases when the process
-// ends however it ends, so a killed run never leaves a folder stuck. A
-// second run (or sweep) into a folder that another live process is writing
-// is refused in one line (an InputError naming the folder and that
-// process) instead of both writing and one silently replacing the other.
-// The lock file is removed when the claim is released; one left by a
-// killed process is taken over.
+// file <folder><suffix> beside it (suffix ".lock" unless said), which the
+// kernel releases when the process ends however it ends, so a killed run
+// never leaves a folder stuck. A claim that conflicts with one a live
+// process holds is refused in one line (an InputError naming the folder and
+// that process) instead of both writing and one silently replacing the
+// other.
+//
+// Exclusive claims (a run, a sweep started over with --force) exclude every
+// other claim. Shared claims (the shards of one sweep writing into one
+// folder, each point under a claim of its own) exclude only exclusive ones.
+// The lock file is removed when the last claim on it is released; one left
+// by a killed process is taken over. A conflict is retried for a moment
+// before it is refused, since a claim being released holds the file
+// exclusively for the instant it takes to remove it.
 class FolderClaim {
  public:
-  FolderClaim(const std::filesystem::path& folder, const std::string& what);
+  enum class Mode { kExclusive, kShared };
+  FolderClaim(const std::filesystem::path& folder, const std::string& what, Mode mode = Mode::kExclusive,
+              const std::string& suffix = ".lock");
   ~FolderClaim();
   FolderClaim(const FolderClaim&) = delete;
   FolderClaim& operator=(const FolderClaim&) = delete;
 
+  // The claim a live process holds on `folder` (its pid as the lock file
+  // says), or nullopt when nobody does. Takes no claim.
+  static std::optional<std::string> holder(const std::filesystem::path& folder, const std::string& suffix = ".lock");
+
  private:
   std::filesystem::path lock_;
+  int fd_ = -1;
+};
+
+// Holds a folder's own lock (flock on the folder itself, blocking) while a
+// process sets it up, so that processes sharing a folder (a sweep's shards)
+// check and write its marker one at a time. Leaves no file behind.
+class FolderSetupLock {
+ public:
+  explicit FolderSetupLock(const std::filesystem::path& folder);
+  ~FolderSetupLock();
+  FolderSetupLock(const FolderSetupLock&) = delete;
+  FolderSetupLock& operator=(const FolderSetupLock&) = delete;
+
+ private:
   int fd_ = -1;
 };
 

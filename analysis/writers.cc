@@ -1,5 +1,6 @@
 #include "analysis/writers.h"
 
+#include "analysis/csv.h"
 #include "analysis/summary.h"
 #include "sim/base/files.h"
 
@@ -67,15 +68,9 @@ void write_nodes_csv(const fs::path& file, const MethodRun& run) {
 void write_events_csv(const fs::path& file, const MethodRun& run) {
   TextFile out(file);
   out.print("method,time_s,kind,target,value,detail\n");
-  auto quoted = [](const std::string& cell) {
-    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
-    std::string q = "\"";
-    for (char c : cell) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   for (const auto& e : run.recorder.network_events)
-    out.print("{},{},{},{},{:.9g},{}\n", run.method.label, seconds_text(e.time), e.kind, quoted(e.target), e.value,
-              quoted(e.detail));
+    out.print("{},{},{},{},{:.9g},{}\n", run.method.label, seconds_text(e.time), e.kind, csv_cell(e.target), e.value,
+              csv_cell(e.detail));
   out.close();
 }
 

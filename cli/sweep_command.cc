@@ -13,6 +13,7 @@
 // signal.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -31,7 +32,9 @@
 #include <set>
 #include <thread>
 
+#include "sim/base/console.h"
 #include "analysis/output_dir.h"
+#include "analysis/sweep_csv.h"
 #include "cli/commands.h"
 #include "sim/base/error.h"
 #include "sim/scenario.h"
@@ -153,14 +156,13 @@ class SweepRun {
     auto [shard, shards] = parse_shard(cmd_.shard);
     check_sets();
     prepare_folder();
-    mark(false);
     std::vector<size_t> todo;
     size_t done = 0;
     for (size_t p : shard_points(sweep_.size(), shard, shards)) {
       if (point_done(p)) ++done;
       else todo.push_back(p);
     }
-    fmt::print(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep_.name, sweep_.size(),
+    say(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep_.name, sweep_.size(),
                shard, shards, done, todo.size());
     int stopped_by = 0;
     {
@@ -171,7 +173,7 @@ class SweepRun {
       stopper_ = nullptr;
     }
     if (stopped_by) {
-      fmt::print(stderr, "sweep {}: stopped by signal {}; the points not done run when the sweep starts again\n",
+      say(stderr, "sweep {}: stopped by signal {}; the points not done run when the sweep starts again\n",
                  sweep_.name, stopped_by);
       return 128 + stopped_by;
     }
@@ -180,9 +182,10 @@ class SweepRun {
 
  private:
   // --set applies to every point, after the sweep file's "set"; an axis's
-  // own path is refused (the axis would silently win). The first point is
-  // read with every override, so that a malformed --set is one line here,
-  // not a failure of every point.
+  // own path is refused (the axis would silently win). The base is read with
+  // every value of every axis (check_sweep_values), so that a malformed
+  // --set or a value the base does not take is one line here, naming where
+  // it was written, not a failure of every point.
   void check_sets() const {
     for (const auto& s : cmd_.sets) {
       const std::string path = s.substr(0, s.find('='));
@@ -191,7 +194,7 @@ class SweepRun {
           throw InputError("--set " + s, "", "a path that is not an axis of the sweep (" + a.path +
                                                  " is one: change its values in " + sweep_.file + ")");
     }
-    load_scenario(sweep_.base, point_sets(0));
+    check_sweep_values(sweep_, cmd_.sets);
   }
 
   std::vector<std::string> point_sets(size_t p) const {
@@ -205,9 +208,15 @@ class SweepRun {
   nlohmann::json settings() const { return {{"set", cmd_.sets}, {"kernels", cmd_.kernels}}; }
 
   // The folder of a sweep: new, empty, or the same sweep's (resumed; --force
-  // starts it over). Anything else is refused.
+  // starts it over). Anything else is refused. Shards of one sweep share
+  // the folder (each point has a claim of its own, run_point); they check
+  // and write its marker one at a time.
   void prepare_folder() {
-    claim_ = std::make_unique<FolderClaim>(out_, "--out");
+    claim_ = std::make_unique<FolderClaim>(out_, "--out",
+                                           cmd_.force ? FolderClaim::Mode::kExclusive : FolderClaim::Mode::kShared);
+    check_folder_path(out_, "--out");
+    make_folders(out_);
+    FolderSetupLock setup(out_);
     if (auto marker = existing_result(out_, {"sweep"}, "--out")) {
       const std::string name = marker->value("name", sweep_.name);
       if (name != sweep_.name && !cmd_.force)
@@ -219,9 +228,12 @@ class SweepRun {
         throw InputError("--out " + out_.string(), "",
                          "the settings it was swept with, " + before.dump() + " (now " + settings().dump() +
                              "; the same --set and --kernels to resume, or --force to start over)");
-      if (cmd_.force) fs::remove_all(out_);
+      if (cmd_.force) {
+        for (const auto& e : fs::directory_iterator(out_)) fs::remove_all(e.path());
+      }
     }
     make_folders(out_ / "points");
+    mark(false);
   }
 
   // A point is done when its run finished: an interrupted one (marked
@@ -258,21 +270,42 @@ class SweepRun {
     pool.join();
   }
 
+  // A point runs under a claim of its own (points/<p>.sweep-lock), so that
+  // shards, or a sweep started again while another still runs, never run
+  // one point twice: a point another process holds is left to it.
   void run_point(size_t p) {
+    std::unique_ptr<FolderClaim> claim;
+    try {
+      claim = std::make_unique<FolderClaim>(point_dir(p), "point", FolderClaim::Mode::kExclusive, kPointClaim);
+    } catch (const InputError&) {
+      say(stderr, "point {} skipped: process {} is running it\n", p,
+          FolderClaim::holder(point_dir(p), kPointClaim).value_or("?"));
+      return;
+    }
+    if (point_done(p)) return;  // finished by another process meanwhile
     const fs::path log = out_ / "points" / (std::to_string(p) + ".log");
     const int rc = run_child(point_args(p), log, *stopper_);
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopper_->signal()) return;  // stopped, not failed: it runs again on restart
-    if (rc != 0) {
+    if (rc == 3 && point_done(p)) {
+      // Finished, with results marked not valid (a loss that went NaN): a
+      // result of the sweep, whose log says why.
+      std::ifstream in(log);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      say(stderr, "point {} done, with a warning ({}): {}", p, sweep_.values(p).dump(), text);
+    } else if (rc != 0) {
       failed_.push_back(p);
       std::ifstream in(log);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      fmt::print(stderr, "point {} failed ({}): {}", p, sweep_.values(p).dump(), text.empty() ? "no output\n" : text);
+      say(stderr, "point {} failed ({}): {}", p, sweep_.values(p).dump(), text.empty() ? "no output\n" : text);
     } else {
       fs::remove(log);
-      fmt::print(stderr, "point {} done: {}\n", p, sweep_.values(p).dump());
+      say(stderr, "point {} done: {}\n", p, sweep_.values(p).dump());
     }
   }
+
+  fs::path point_dir(size_t p) const { return out_ / "points" / std::to_string(p); }
+  static constexpr const char* kPointClaim = ".sweep-lock";
 
   // sweep.csv exists only while every point of the grid is done: a failed or
   // unfinished sweep leaves no folder that looks like a whole result.
@@ -284,18 +317,28 @@ class SweepRun {
       std::error_code ec;
       fs::remove(csv, ec);
       std::sort(failed_.begin(), failed_.end());
-      fmt::print(stderr, "{} point(s) failed: {} (their logs are in {}/points/); no sweep.csv until every point is done\n",
+      say(stderr, "{} point(s) failed: {} (their logs are in {}/points/); no sweep.csv until every point is done\n",
                  failed_.size(), fmt::join(failed_, ", "), out_.string());
       return 3;
     }
     if (all_done < sweep_.size()) {
-      fmt::print(stderr, "{} of {} points done (other shards still to run); sweep.csv is written once all are\n",
-                 all_done, sweep_.size());
+      std::vector<std::string> running;
+      for (size_t p = 0; p < sweep_.size(); ++p)
+        if (!point_done(p))
+          if (auto pid = FolderClaim::holder(point_dir(p), kPointClaim)) running.push_back(fmt::format("{} ({})", p, *pid));
+      if (!running.empty())
+        say(stderr, "{} of {} points done; {} running in other processes: {} (the last of them to finish writes "
+                    "sweep.csv)\n",
+            all_done, sweep_.size(), running.size(), fmt::join(running, ", "));
+      else
+        say(stderr, "{} of {} points done (other shards still to run); sweep.csv is written once all are\n",
+            all_done, sweep_.size());
       return 0;
     }
+    FolderSetupLock setup(out_);  // one gather at a time, never beside a shard's setup
     write_file_atomically(csv, gather_sweep_csv(sweep_, out_.string()));
     mark(true);
-    fmt::print("{}\n", csv.string());
+    say(stdout, "{}\n", csv.string());
     return 0;
   }
 

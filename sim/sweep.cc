@@ -4,14 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <vector>
 
 #include "sim/base/json_reader.h"
+#include "sim/base/numbers.h"
+#include "sim/scenario.h"
 
 namespace gossipsim {
 
@@ -41,6 +40,19 @@ std::vector<std::string> Sweep::overrides(size_t index) const {
   return out;
 }
 
+namespace {
+
+// Whether one JSON pointer is the other or lies below it ("/network" and
+// "/network/model"; not "/net" and "/network").
+bool overlapping(const std::string& a, const std::string& b) {
+  const std::string& shorter = a.size() <= b.size() ? a : b;
+  const std::string& longer = a.size() <= b.size() ? b : a;
+  return longer.compare(0, shorter.size(), shorter) == 0 &&
+         (longer.size() == shorter.size() || longer[shorter.size()] == '/');
+}
+
+}  // namespace
+
 Sweep load_sweep(const std::string& file) {
   nlohmann::json doc = JsonReader::parse_file(file);
   JsonReader r(doc, file);
@@ -69,8 +81,25 @@ Sweep load_sweep(const std::string& file) {
     SweepAxis axis;
     axis.path = a.string("path");
     if (axis.path.empty() || axis.path[0] != '/') a.fail("path", "a JSON pointer such as /seed");
+    // Two overrides of one value (or of a value and a block holding it):
+    // the later would silently win, and a repeated axis runs every point twice.
+    for (size_t j = 0; j < s.axes.size(); ++j)
+      if (overlapping(axis.path, s.axes[j].path))
+        a.fail("path", fmt::format("a path no other axis sets (/axes/{} sets {}; merge the two axes)", j,
+                                   s.axes[j].path));
+    for (auto it = s.fixed.begin(); it != s.fixed.end(); ++it)
+      if (overlapping(axis.path, it.key()))
+        a.fail("path", fmt::format("a path that /set does not fix (it sets {}; keep it in one of the two)", it.key()));
     JsonReader values = a.at("values");
-    for (size_t k = 0; k < values.array_size(); ++k) axis.values.push_back(values.element(k).value());
+    for (size_t k = 0; k < values.array_size(); ++k) {
+      const nlohmann::json& v = values.element(k).value();
+      for (size_t before = 0; before < k; ++before)
+        if (axis.values[before] == v)
+          values.element(k).fail(fmt::format("a value not listed already (it is /axes/{}/values/{}: the points would "
+                                             "run twice)",
+                                             i, before));
+      axis.values.push_back(v);
+    }
     if (axis.values.empty()) a.fail("values", "a non-empty array");
     a.done();
     s.axes.push_back(std::move(axis));
@@ -91,112 +120,91 @@ std::vector<size_t> shard_points(size_t total, size_t shard, size_t shards) {
   return out;
 }
 
-std::pair<size_t, size_t> parse_shard(const std::string& text) {
-  size_t slash = text.find('/');
+void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets) {
+  // Point 0's overrides with axis `changed` at value `k` (-1: none changed),
+  // in the order a point's run applies them: the sweep's "set", the command
+  // line's --set, the axes.
+  auto overrides = [&](int changed, size_t k) {
+    std::vector<std::string> out;
+    for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it) out.push_back(it.key() + "=" + it.value().dump());
+    out.insert(out.end(), sets.begin(), sets.end());
+    for (size_t i = 0; i < sweep.axes.size(); ++i)
+      out.push_back(sweep.axes[i].path + "=" + sweep.axes[i].values[static_cast<int>(i) == changed ? k : 0].dump());
+    return out;
+  };
+  const std::string& base = sweep.base;
+  auto escaped = [](const std::string& pointer) {
+    std::string out;
+    for (char c : pointer) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    return out;
+  };
+  // Where the sweep wrote what the base refused at `e`'s path: an axis's
+  // path (a key the base does not have) or value, a key of /set, a --set.
+  auto blame_point_zero = [&](const InputError& e) -> InputError {
+    const std::string said = fmt::format("{} says: {}: {}", base, e.path().empty() ? "/" : e.path(), e.expected());
+    for (size_t j = 0; j < sweep.axes.size(); ++j) {
+      const std::string& path = sweep.axes[j].path;
+      if (!overlapping(e.path(), path)) continue;
+      if (e.path().size() < path.size() && e.expected().rfind("unknown key", 0) == 0)
+        return InputError(sweep.file, fmt::format("/axes/{}/path", j),
+                          fmt::format("a JSON pointer to a value of the base scenario; {}", said));
+      if (e.path().size() < path.size())
+        return InputError(sweep.file, fmt::format("/axes/{}/values/0", j),
+                          fmt::format("a value of {} that fits the rest of the sweep's first point; {} (sweep the "
+                                      "two together, as one axis of the block that holds both, or change this value)",
+                                      path, said));
+      return InputError(sweep.file, fmt::format("/axes/{}/values/0", j),
+                        fmt::format("a value the base scenario takes at {}; {} (change this value)", path, said));
+    }
+    for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
+      if (overlapping(e.path(), it.key()))
+        return InputError(sweep.file, "/set/" + escaped(it.key()),
+                          fmt::format("a value the base scenario takes at {}; {}", it.key(), said));
+    for (const std::string& set : sets)
+      if (overlapping(e.path(), set.substr(0, set.find('='))))
+        return InputError("--set " + set, "", fmt::format("a value the base scenario takes; {}", said));
+    return InputError(sweep.file, "", fmt::format("a base scenario that the sweep's first point can run; {}", said));
+  };
   try {
-    if (slash != std::string::npos) {
-      size_t i = std::stoul(text.substr(0, slash)), n = std::stoul(text.substr(slash + 1));
-      if (n >= 1 && i < n) return {i, n};
-    }
-  } catch (const std::exception&) {
+    load_scenario(base, overrides(-1, 0));
+  } catch (const InputError& e) {
+    throw blame_point_zero(e);
   }
-  throw InputError("", "--shard", "i/n with 0 <= i < n, e.g. 0/4");
-}
-
-double effective_partners(const std::string& comm_matrix_csv) {
-  // Per receiving node, the share of its finished transfers from each
-  // sender; its effective number of partners is exp of that distribution's
-  // entropy (k equal senders: k; one sender: 1). The mean over the nodes
-  // that received anything; NaN where none did or the file is missing.
-  std::ifstream in(comm_matrix_csv);
-  if (!in) return std::nan("");
-  std::map<std::string, std::vector<double>> received;  // dst -> transfers from each src
-  std::string line;
-  std::getline(in, line);  // method,src,dst,transfers,bytes,lost
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    size_t from = 0;
-    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
-      cells.push_back(line.substr(from, comma - from));
-    cells.push_back(line.substr(from));
-    if (cells.size() < 4) continue;
-    const double transfers = std::strtod(cells[3].c_str(), nullptr);
-    if (transfers > 0) received[cells[2]].push_back(transfers);
-  }
-  if (received.empty()) return std::nan("");
-  double sum = 0;
-  for (const auto& [dst, counts] : received) {
-    double total = 0, entropy = 0;
-    for (double c : counts) total += c;
-    for (double c : counts) entropy -= c / total * std::log(c / total);
-    sum += std::exp(entropy);
-  }
-  return sum / static_cast<double>(received.size());
-}
-
-std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
-  std::string csv = "point";
-  for (const auto& a : sweep.axes) csv += "," + a.path;
-  csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
-         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
-         "partners\n";
-  for (size_t p = 0; p < sweep.size(); ++p) {
-    fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
-    if (!fs::exists(summary)) continue;
-    nlohmann::json s = JsonReader::parse_file(summary.string());
-    try {
-    nlohmann::json v = sweep.values(p);
-    std::string prefix = std::to_string(p);
-    for (const auto& a : sweep.axes) {
-      std::string cell = v[a.path].dump();
-      if (cell.find(',') != std::string::npos || cell.find('"') != std::string::npos) {
-        std::string quoted = "\"";
-        for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-        cell = quoted + "\"";
+  for (size_t i = 0; i < sweep.axes.size(); ++i)
+    for (size_t k = 1; k < sweep.axes[i].values.size(); ++k) {
+      try {
+        load_scenario(base, overrides(static_cast<int>(i), k));
+      } catch (const InputError& e) {
+        const std::string& path = sweep.axes[i].path;
+        const std::string where = fmt::format("/axes/{}/values/{}", i, k);
+        const std::string said = fmt::format("with it, {} says: {}: {}", base, e.path().empty() ? "/" : e.path(),
+                                             e.expected());
+        if (overlapping(e.path(), path))
+          throw InputError(sweep.file, where,
+                           fmt::format("a value the base scenario takes at {}; {} (change this value)", path, said));
+        std::string pinned;
+        for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
+          if (overlapping(e.path(), it.key())) pinned = "/set/" + escaped(it.key()) + " sets it";
+        for (const std::string& set : sets)
+          if (overlapping(e.path(), set.substr(0, set.find('=')))) pinned = "--set " + set + " sets it";
+        throw InputError(sweep.file, where,
+                         fmt::format("a value of {} that fits the rest of the sweep; {} ({}: sweep the two together, "
+                                     "as one axis of the block that holds both, or change this value)",
+                                     path, said, pinned.empty() ? "the base pins " + e.path() : pinned));
       }
-      prefix += "," + cell;
     }
-    for (const auto& m : s["methods"]) {
-      auto num = [](const nlohmann::json& x) { return x.is_number() ? fmt::format("{:.6g}", x.get<double>()) : std::string(); };
-      // Wall time is left out: resumed and straight-through sweeps gather alike.
-      // reference: the method under study (its row's trait), 1 or 0.
-      const bool reference = m.contains("traits") && m["traits"].value("reference", false);
-      std::string common = fmt::format("{},{},{},{},{},{},{},{},{},{}", prefix, m["method"].get<std::string>(),
-                                       m["label"].get<std::string>(), reference ? 1 : 0, num(m["final_accuracy"]),
-                                       num(m["best_accuracy"]),
-                                       num(m["virtual_s"]), num(m["epochs"]), m["bytes_sent"].get<int64_t>(),
-                                       m["transfers"].get<int64_t>());
-      // What the method did, beside how fast it learned: the merges and
-      // their mean staleness in seconds (the mechanism a map's cell is read
-      // by; empty for a method that merges nothing, or a summary without them).
-      const std::string merges = m.contains("merges") && m["merges"].is_number() ? num(m["merges"]) : "";
-      const std::string staleness =
-          m.contains("staleness") && m["staleness"].is_object() && m["staleness"].contains("seconds")
-              ? num(m["staleness"]["seconds"].value("mean", nlohmann::json()))
-              : "";
-      // Who talks to whom: each node's effective number of senders.
-      const double partners = effective_partners(
-          (fs::path(out) / "points" / std::to_string(p) / m["label"].get<std::string>() / "comm_matrix.csv").string());
-      const std::string mechanism =
-          "," + merges + "," + staleness + "," + (std::isfinite(partners) ? fmt::format("{:.4g}", partners) : "");
-      const auto& targets = m["time_to_accuracy"];
-      // The nodes' own models too (summary's time_to_accuracy_by; empty
-      // where the run did not evaluate them, or predates it).
-      auto by = [&](const char* metric, const std::string& target) -> std::string {
-        if (!m.contains("time_to_accuracy_by") || !m["time_to_accuracy_by"].contains(metric)) return "";
-        const auto& t = m["time_to_accuracy_by"][metric];
-        return t.contains(target) && !t[target].is_null() ? num(t[target]["virtual_s"]) : "";
-      };
-      if (targets.empty()) csv += common + ",,,," + mechanism + "\n";
-      for (auto it = targets.begin(); it != targets.end(); ++it)
-        csv += common + "," + it.key() + "," + (it.value().is_null() ? "" : num(it.value()["virtual_s"])) + "," +
-               by("node_mean", it.key()) + "," + by("node_min", it.key()) + mechanism + "\n";
-    }
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(summary.string(), "", std::string("expected a summary written by gossipsim run: ") + e.what());
-    }
+}
+
+std::pair<size_t, size_t> parse_shard(const std::string& text) {
+  const size_t slash = text.find('/');
+  if (slash != std::string::npos) {
+    const auto i = parse_integer(std::string_view(text).substr(0, slash));
+    const auto n = parse_integer(std::string_view(text).substr(slash + 1));
+    if (i && n && *n >= 1 && *i >= 0 && *i < *n && *n <= static_cast<int64_t>(kMaxSweepPoints))
+      return {static_cast<size_t>(*i), static_cast<size_t>(*n)};
   }
-  return csv;
+  throw InputError("--shard " + text, "",
+                   fmt::format("expected i/n, two whole numbers with 0 <= i < n <= {}, e.g. 0/4", kMaxSweepPoints));
 }
 
 }  // namespace gossipsim

@@ -40,20 +40,17 @@ struct Sweep {
 
 Sweep load_sweep(const std::string& file);
 
+// Reads the base scenario once for every value of every axis (on point 0's
+// other values, with `sets`, the command line's --set, after the sweep's
+// "set"), so that a value the base does not take is refused before any
+// point runs, as an InputError at the sweep file's /axes/i/values/k that
+// says what the base said and what to change.
+void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets);
+
 // Points of shard i of n (0 <= i < n): the indices with index % n == i.
 std::vector<size_t> shard_points(size_t total, size_t shard, size_t shards);
 
 // Parses "i/n".
 std::pair<size_t, size_t> parse_shard(const std::string& text);
-
-// One tidy CSV of every finished point in <out>/points: one row per point and
-// method, the axis values as columns.
-std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
-
-// Who talks to whom, from a run's comm_matrix.csv: per receiving node,
-// exp of the entropy of where its finished transfers came from (k senders
-// in equal shares: k; one: 1), averaged over the nodes that received any.
-// NaN where the file is missing or holds no finished transfer.
-double effective_partners(const std::string& comm_matrix_csv);
 
 }  // namespace gossipsim

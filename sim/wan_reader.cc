@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "sim/base/numbers.h"
 #include "topologies/builder.h"
 
 namespace gossipsim {
@@ -131,17 +132,8 @@ struct Point {
 using Points = std::vector<Point>;
 
 // A number that is the whole of `cell` (blanks around it allowed): "5abc",
-// "7 Mbit/s" and "" are not numbers.
-std::optional<double> whole_number(std::string cell) {
-  const auto first = cell.find_first_not_of(" \t"), last = cell.find_last_not_of(" \t");
-  if (first == std::string::npos) return std::nullopt;
-  cell = cell.substr(first, last - first + 1);
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(cell.c_str(), &end);
-  if (end != cell.c_str() + cell.size() || errno == ERANGE) return std::nullopt;
-  return v;
-}
+// "7 Mbit/s", "0x2" and "" are not numbers.
+std::optional<double> whole_number(const std::string& cell) { return parse_decimal(trim_blanks(cell)); }
 
 // Points read from a CSV file of time_s,value rows: exactly two numeric
 // fields a row; a first row of two non-numeric fields is a header; blank

@@ -517,6 +517,9 @@ TEST_F(BadInput, CsvTracesAreReadStrictlyAndNameTheirLine) {
            {"0,5,99\n", "line 1: expected two fields, time_s,value (this row has 3)"},
            {"0,5\n2\n", "line 2: expected two fields, time_s,value (this row has 1)"},
            {"0,5\n2,x\n", "line 2: expected time_s,value as two numbers"},
+           // strtod read these as 2 s and as infinity: a decimal number only.
+           {"0,5\n0x2,8\n", "line 2: expected time_s,value as two numbers (\"0x2\" is not a number)"},
+           {"0,5\n2,inf\n", "line 2: expected time_s,value as two numbers (\"inf\" is not a number)"},
            {"0,5\n3,8\n2,9\n", "line 3: expected a time after the previous point's"},
            {"0,5\n0,8\n", "line 2: expected a time after the previous point's"},
            {"-1,5\n", "line 1: expected a time in [0, 1e9] s"},

@@ -45,6 +45,9 @@ TEST(FuzzRegressions, ProfileInputsAreRefusedOrAcceptedAndPlayed) {
 TEST(FuzzRegressions, ChurnInputsAreRefusedOrAccepted) {
   EXPECT_GT(replay_folder("churn", fuzz::churn_entry), 0);
 }
+TEST(FuzzRegressions, SweepInputsAreRefusedOrAccepted) {
+  EXPECT_GT(replay_folder("sweep", fuzz::sweep_entry), 0);
+}
 
 }  // namespace
 }  // namespace gossipsim

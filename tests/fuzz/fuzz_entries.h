@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -23,6 +25,7 @@
 #include "sim/replay.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "sim/sweep.h"
 #include "sim/wan_dynamics.h"
 #include "sim/wan_reader.h"
 #include "topologies/builder.h"
@@ -182,6 +185,31 @@ inline void churn_entry(const uint8_t* data, size_t size) {
                                                  "fuzz/churn.json", "/churn");
     parse_churn(JsonReader(list, "fuzz/scenario.json", "/churn"), wan_topology(), Streams(1));
   });
+}
+
+// A sweep file, beside a small base scenario (base.json) that it may name:
+// read as `gossipsim sweep` reads it (load_sweep), then every axis value
+// checked against the base (check_sweep_values) where the axes are short,
+// and a few points' overrides.
+inline void sweep_entry(const uint8_t* data, size_t size) {
+  const std::string dir = "/tmp/gossipsim-fuzz-sweep-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/base.json") << R"({"name": "base", "topology": {"generator": "ring", "nodes": 3},
+    "workload": {"dataset": "synthetic", "model": "mlp"}, "methods": ["gossip"], "stop": {"virtual_s": 1}})";
+  const std::string file = dir + "/sweep.json";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  expect_refusal_at_most([&] {
+    const Sweep s = load_sweep(file);
+    size_t values = 0;
+    for (const auto& a : s.axes) values += a.values.size();
+    if (values <= 64) check_sweep_values(s, {});
+    for (size_t p = 0; p < std::min<size_t>(s.size(), 4); ++p) s.overrides(p);
+  });
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace gossipsim::fuzz

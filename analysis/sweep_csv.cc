@@ -1,0 +1,91 @@
+#include "analysis/sweep_csv.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "analysis/csv.h"
+#include "analysis/run_summary.h"
+
+namespace gossipsim {
+
+namespace fs = std::filesystem;
+
+double effective_partners(const std::string& comm_matrix_csv) {
+  // Per receiving node, the share of its finished transfers from each
+  // sender; its effective number of partners is exp of that distribution's
+  // entropy (k equal senders: k; one sender: 1). The mean over the nodes
+  // that received anything; NaN where none did or the file is missing.
+  std::ifstream in(comm_matrix_csv);
+  if (!in) return std::nan("");
+  std::map<std::string, std::vector<double>> received;  // dst -> transfers from each src
+  std::string line;
+  std::getline(in, line);  // method,src,dst,transfers,bytes,lost
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    size_t from = 0;
+    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      cells.push_back(line.substr(from, comma - from));
+    cells.push_back(line.substr(from));
+    if (cells.size() < 4) continue;
+    const double transfers = std::strtod(cells[3].c_str(), nullptr);
+    if (transfers > 0) received[cells[2]].push_back(transfers);
+  }
+  if (received.empty()) return std::nan("");
+  double sum = 0;
+  for (const auto& [dst, counts] : received) {
+    double total = 0, entropy = 0;
+    for (double c : counts) total += c;
+    for (double c : counts) entropy -= c / total * std::log(c / total);
+    sum += std::exp(entropy);
+  }
+  return sum / static_cast<double>(received.size());
+}
+
+namespace {
+
+std::string number(double x) { return fmt::format("{:.6g}", x); }
+template <class T>
+std::string number(const std::optional<T>& x) {
+  return x ? number(static_cast<double>(*x)) : std::string();
+}
+
+}  // namespace
+
+std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
+  std::string csv = "point";
+  for (const auto& a : sweep.axes) csv += "," + csv_cell(a.path);
+  csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
+         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
+         "partners,starved_cuts\n";
+  for (size_t p = 0; p < sweep.size(); ++p) {
+    const fs::path point = fs::path(out) / "points" / std::to_string(p);
+    if (!fs::exists(point / "summary.json")) continue;
+    const RunSummary s = read_run_summary((point / "summary.json").string());
+    const nlohmann::json v = sweep.values(p);
+    std::string prefix = std::to_string(p);
+    for (const auto& a : sweep.axes) prefix += "," + csv_cell(v[a.path].dump());
+    for (const MethodResult& m : s.methods) {
+      const std::string common =
+          fmt::format("{},{},{},{},{},{},{},{},{},{}", prefix, csv_cell(m.method), csv_cell(m.label),
+                      m.reference ? 1 : 0, number(m.final_accuracy), number(m.best_accuracy), number(m.virtual_s),
+                      number(m.epochs), m.bytes_sent, m.transfers);
+      // Who talks to whom: each node's effective number of senders.
+      const double partners = effective_partners((point / m.label / "comm_matrix.csv").string());
+      const std::string mechanism =
+          fmt::format(",{},{},{},{}", m.merges ? std::to_string(*m.merges) : "", number(m.staleness_mean_s),
+                      std::isfinite(partners) ? fmt::format("{:.4g}", partners) : "", m.starved_cuts);
+      if (m.targets.empty()) csv += common + ",,,," + mechanism + "\n";
+      for (const TargetTimes& t : m.targets)
+        csv += fmt::format("{},{},{},{},{}{}\n", common, csv_cell(t.target), number(t.chosen_s),
+                           number(t.node_mean_s), number(t.node_min_s), mechanism);
+    }
+  }
+  return csv;
+}
+
+}  // namespace gossipsim

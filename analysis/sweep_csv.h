@@ -1,0 +1,37 @@
+// sweep.csv: one tidy table of a sweep's finished points, gathered from
+// each point's summary.json (analysis/run_summary.h) and comm_matrix.csv.
+//
+// One row per point, method and target: the point's index and axis values,
+// then
+//   method, label, reference      the method, its label, 1 for the method under study
+//   final_accuracy, best_accuracy, virtual_s, epochs, bytes_sent, transfers
+//   target, time_to_target_s      virtual seconds to the target on /eval/target's
+//                                 metric; empty: not reached before the run ended
+//   time_to_target_node_mean_s, time_to_target_node_min_s   the same on the
+//                                 nodes' own models (empty where not evaluated)
+//   merges, staleness_mean_s      what the method did: its merges and their mean
+//                                 age (empty where it merges nothing)
+//   partners                      each receiver's effective number of senders
+//                                 (effective_partners), mean over nodes
+//   starved_cuts                  cuts that no transfer crossed for longer than
+//                                 /eval/starved_s (the run's warning), counted
+// A method without targets has one row with the target cells empty. Wall
+// times are left out, so that resumed, sharded and straight sweeps gather
+// the same bytes.
+#pragma once
+
+#include <string>
+
+#include "sim/sweep.h"
+
+namespace gossipsim {
+
+std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
+
+// Who talks to whom, from a run's comm_matrix.csv: per receiving node,
+// exp of the entropy of where its finished transfers came from (k senders
+// in equal shares: k; one: 1), averaged over the nodes that received any.
+// NaN where the file is missing or holds no finished transfer.
+double effective_partners(const std::string& comm_matrix_csv);
+
+}  // namespace gossipsim
