@@ -70,6 +70,10 @@ RunSummary read_run_summary(const std::string& file) {
   RunSummary s;
   s.file = file;
   s.complete = r.boolean("complete", true);
+  if (r.has("provenance")) {
+    r.at("provenance").expect_object();
+    s.provenance = doc["provenance"];
+  }
   const JsonReader methods = r.at("methods");
   for (size_t i = 0; i < methods.array_size(); ++i) s.methods.push_back(read_method(methods.element(i)));
   return s;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ struct MethodResult {
 struct RunSummary {
   std::string file;
   bool complete = true;  // false: interrupted, the outputs so far
+  nlohmann::json provenance;  // what made it (analysis/provenance.h); null in summaries older than the key
   std::vector<MethodResult> methods;
 };
 

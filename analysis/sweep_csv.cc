@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "analysis/csv.h"
+#include "analysis/provenance.h"
 #include "analysis/run_summary.h"
 
 namespace gossipsim {
@@ -86,6 +88,25 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
     }
   }
   return csv;
+}
+
+std::string gather_sweep_provenance(const Sweep& sweep, const std::string& out) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (size_t p = 0; p < sweep.size(); ++p) {
+    const fs::path summary = fs::path(out) / "points" / std::to_string(p) / "summary.json";
+    if (!fs::exists(summary)) continue;
+    const nlohmann::json provenance = read_run_summary(summary.string()).provenance;
+    const nlohmann::json made = comparable_provenance(provenance);
+    auto same = std::find_if(entries.begin(), entries.end(), [&](const nlohmann::json& e) {
+      return comparable_provenance(e["provenance"]) == made;
+    });
+    if (same == entries.end()) {
+      entries.push_back({{"provenance", provenance}, {"points", {p}}});
+    } else {
+      (*same)["points"].push_back(p);
+    }
+  }
+  return nlohmann::json{{"provenances", entries}}.dump(1) + "\n";
 }
 
 }  // namespace gossipsim

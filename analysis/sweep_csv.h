@@ -28,6 +28,14 @@ namespace gossipsim {
 
 std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
 
+// provenance.json beside sweep.csv: what made the points (analysis/
+// provenance.h), each distinct provenance (compared without the fields that
+// do not change numbers) with the points it made:
+//   {"provenances": [{"provenance": {...}, "points": [0, 1, ...]}, ...]}
+// More than one entry means the sweep's points came from different builds,
+// libraries or machines; plot says so beside its tables.
+std::string gather_sweep_provenance(const Sweep& sweep, const std::string& out);
+
 // Who talks to whom, from a run's comm_matrix.csv: per receiving node,
 // exp of the entropy of where its finished transfers came from (k senders
 // in equal shares: k; one: 1), averaged over the nodes that received any.

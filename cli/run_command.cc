@@ -25,6 +25,7 @@
 
 #include "sim/base/console.h"
 #include "analysis/output_dir.h"
+#include "analysis/provenance.h"
 #include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/base/error.h"
@@ -331,9 +332,28 @@ class Run {
     std::signal(SIGTERM, on_signal);
   }
 
+  // What makes this process's results (analysis/provenance.h).
+  nlohmann::json provenance() const {
+    nlohmann::json p = build_provenance();
+    p["kernels"] = cmd_.kernels;
+#ifdef GOSSIPSIM_WITH_TORCH
+    if (cmd_.kernels == "torch") p.update(kernel_provenance(sc_.workload));
+#endif
+    return p;
+  }
+
   void start_summary() {
+    // A resume keeps the provenance the run began with, and says so where
+    // this process would make other numbers.
+    if (header_["summary"].is_object()) {
+      nlohmann::json& before = header_["summary"]["provenance"];
+      const nlohmann::json now = provenance();
+      if (before.is_object() && comparable_provenance(before) != comparable_provenance(now))
+        before["resumed_with"] = now;
+    }
     summary_ = header_["summary"].is_object() ? header_["summary"]
                                               : nlohmann::json{{"scenario", sc_.name},
+                                                               {"provenance", provenance()},
                                                                {"file", cmd_.scenario},
                                                                {"seed", sc_.seed},
                                                                {"topology", sc_.topology.description},

@@ -336,6 +336,7 @@ class SweepRun {
       return 0;
     }
     FolderSetupLock setup(out_);  // one gather at a time, never beside a shard's setup
+    write_file_atomically(out_ / "provenance.json", gather_sweep_provenance(sweep_, out_.string()));
     write_file_atomically(csv, gather_sweep_csv(sweep_, out_.string()));
     mark(true);
     say(stdout, "{}\n", csv.string());

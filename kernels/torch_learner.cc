@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <future>
 #include <mutex>
 #include <sstream>
 
 #include "kernels/allocator.h"
+#include "kernels/blas.h"
 #include "kernels/dataset.h"
 #include "kernels/node_chains.h"
 #include "sim/dataset_info.h"
@@ -38,6 +40,17 @@ struct TorchSnapshot : ModelSnapshot, NodeChains::Gate {
 
 bool torch_has_cuda() { return torch::cuda::is_available(); }
 
+nlohmann::json kernel_provenance(const WorkloadSpec& spec) {
+  use_one_blas_thread();
+  const BlasInfo b = blas_info();
+  nlohmann::json blas = {{"name", b.name}, {"version", b.version}, {"threads", b.threads}, {"library", b.library}};
+  if (!b.core.empty()) blas["core"] = b.core;
+  return {{"libtorch", {{"version", TORCH_VERSION}, {"package", debian_package_version("libtorch1.13")}}},
+          {"blas", blas},
+          {"intra_op_threads", 1},
+          {"workers", std::max(1, spec.workers)}};
+}
+
 namespace {
 // The readers scenario parsing uses for files only LibTorch reads
 // (sim/dataset_info.h), installed in every program that links this file.
@@ -56,6 +69,7 @@ TensorFileFacts tensor_file_facts(const std::string& path) {
   return f;
 }
 TorchScriptFacts torchscript_facts(const std::string& path, const DatasetInfo& data, const std::vector<int64_t>& batches) {
+  use_one_blas_thread();
   return check_torchscript(path, data.sample_shape, data.integer_inputs, batches);
 }
 [[maybe_unused]] const bool readers_installed = (install_torch_file_readers({&tensor_file_facts, &torchscript_facts}), true);
@@ -637,6 +651,7 @@ class TorchFactory : public LearnerFactory {
 
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples) {
   at::set_num_threads(1);
+  use_one_blas_thread();
   keep_freed_memory();
   auto shared = std::make_shared<Shared>();
   shared->spec = spec;

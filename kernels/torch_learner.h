@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "sim/learner.h"
@@ -32,5 +33,11 @@ int64_t model_state_bytes(const WorkloadSpec& spec);
 
 // Whether this LibTorch build can use CUDA devices.
 bool torch_has_cuda();
+
+// What the kernels of `spec` run on, for a result's provenance
+// (analysis/provenance.h): libtorch (its version, and Debian's package
+// version where it is installed from the archive), blas (kernels/blas.h),
+// intra_op_threads, workers. Sets the BLAS to one thread first.
+nlohmann::json kernel_provenance(const WorkloadSpec& spec);
 
 }  // namespace gossipsim

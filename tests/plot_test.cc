@@ -507,3 +507,44 @@ TEST(Plot, DamagedResultsAreRefusedInOneLineNamingTheFile) {
 
 }  // namespace
 }  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+// Runs pooled as seeds say what made them above their tables; where they
+// differ in anything that changes numbers (here a BLAS version written into
+// one summary), the table says so and in what.
+TEST(Plot, TablesSayWhatMadeTheRunsAndWhenPooledRunsDiffer) {
+  SKIP_WITHOUT_MATPLOTLIB();
+  Folder dir("provenance");
+  for (const char* seed : {"1", "2"})
+    ASSERT_EQ(test::run_shell(kBin + " run " + kTeaching + " --quiet --set /stop/virtual_s=2 --set /seed=" + seed +
+                              " --set '/methods=[\"gossip\",\"single\"]' --out " + (dir.path / seed).string()),
+              0);
+  std::string out;
+  ASSERT_EQ(test::run_shell(kBin + " plot " + (dir.path / "1").string() + " " + (dir.path / "2").string(), &out), 0)
+      << out;
+  const nlohmann::json p = read_json(dir.path / "1/summary.json")["provenance"];
+  std::ifstream md(dir.path / "1/time_to_accuracy.md");
+  std::string first;
+  std::getline(md, first);
+  EXPECT_EQ(first.rfind("Made by gossipsim 0.2.0 (" + p["gossipsim"]["commit"].get<std::string>(), 0), 0u) << first;
+  EXPECT_NE(first.find(p["blas"]["name"].get<std::string>() + " BLAS " + p["blas"]["version"].get<std::string>()),
+            std::string::npos)
+      << first;
+  EXPECT_NE(first.find("(all 2 results)"), std::string::npos) << first;
+  nlohmann::json other = read_json(dir.path / "2/summary.json");
+  other["provenance"]["blas"]["version"] = "9.9.9";
+  std::ofstream(dir.path / "2/summary.json") << other.dump();
+  ASSERT_EQ(test::run_shell(kBin + " plot " + (dir.path / "1").string() + " " + (dir.path / "2").string(), &out), 0)
+      << out;
+  std::ifstream md2(dir.path / "1/time_to_accuracy.md");
+  std::getline(md2, first);
+  EXPECT_NE(first.find("**The 2 results pooled here were made differently**"), std::string::npos) << first;
+  EXPECT_NE(first.find("blas/version: \"" + p["blas"]["version"].get<std::string>() + "\" in 1, \"9.9.9\" in 1"),
+            std::string::npos)
+      << first;
+}
+
+}  // namespace
+}  // namespace gossipsim

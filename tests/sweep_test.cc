@@ -677,6 +677,13 @@ TEST(Sweep, EveryRegisteredMethodRunsAndIsGathered) {
     }
   }
   for (const std::string& m : methods) EXPECT_EQ(rows[m], 2 * 3) << m;  // two seeds, three targets
+  // What made the points, beside sweep.csv: one build and host, both points.
+  const nlohmann::json made = nlohmann::json::parse(read(out / "provenance.json"));
+  ASSERT_EQ(made["provenances"].size(), 1u) << made.dump();
+  EXPECT_EQ(made["provenances"][0]["points"], nlohmann::json({0, 1}));
+  EXPECT_EQ(made["provenances"][0]["provenance"]["kernels"], "none");
+  EXPECT_EQ(made["provenances"][0]["provenance"],
+            nlohmann::json::parse(read(out / "points/1/summary.json"))["provenance"]);
   fs::remove_all(f.parent_path());
 }
 

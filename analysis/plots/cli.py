@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 
 from . import curves, sim_vs_real, sweep, tables, timeline
 from .figure import KIND_STYLE, Figures
-from .results import (PlotError, is_result, load_run, number, read_json, refuse_invalid_real, refuse_to_pool,
-                      run_kind, run_names)
+from .results import (PlotError, is_result, load_run, number, provenance_lines, read_json, refuse_invalid_real,
+                      refuse_to_pool, run_kind, run_names)
 
 
 def parse(argv, description):
@@ -123,7 +123,7 @@ def draw_evaluations(figs, by_label, colour, targets, title, evaluated):
     figs.note("skipped", accuracy="not evaluated: timeline only")
 
 
-def draw_tables(figs, by_label, targets, evaluated):
+def draw_tables(figs, by_label, targets, evaluated, provenances):
     if not (targets and evaluated):
         return
     # The average model and the nodes' own (mean over nodes) side by side:
@@ -133,7 +133,7 @@ def draw_tables(figs, by_label, targets, evaluated):
     sections = [sec for sec in sections if sec[2] is not None]
     if len(sections) == 1 or not sections:
         sections = [("", {}, tables.outcomes_of_runs(by_label, targets))]
-    tables.write_tables(figs, sections, targets)
+    tables.write_tables(figs, sections, targets, preface=provenance_lines(provenances))
 
 
 def draw_timelines(figs, by_label, window):
@@ -145,7 +145,8 @@ def draw_timelines(figs, by_label, window):
 
 def plot_runs(a, figs):
     window = timeline.parse_window(a.window) if a.window else None
-    by_label, targets, title, evaluated, compare = pool(a, load_runs(a.results))
+    loaded = load_runs(a.results)
+    by_label, targets, title, evaluated, compare = pool(a, loaded)
     by_label = select_methods(a, by_label)
     colour = styles(figs, by_label, compare)
     draw_evaluations(figs, by_label, colour, targets, title, evaluated)
@@ -154,7 +155,7 @@ def plot_runs(a, figs):
     curves.heat_maps(figs, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
     curves.heat_maps(figs, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
     curves.regional_consensus(figs, by_label, colour, title)
-    draw_tables(figs, by_label, targets, evaluated)
+    draw_tables(figs, by_label, targets, evaluated, [summary.get("provenance") for _, summary, _, _ in loaded])
     if compare:
         sim_vs_real.sim_vs_real(figs, by_label, targets if evaluated else [])
     draw_timelines(figs, by_label, window)

@@ -191,6 +191,57 @@ def load_run(folder):
     return summary, methods
 
 
+# What a result's provenance (summary.json) holds that does not change its
+# numbers: left out when results are compared.
+PROVENANCE_IGNORED = ("gossipsim/dirty", "host/kernel", "blas/library", "resumed_with", "libtorch/package")
+
+
+def flat_provenance(p, prefix=""):
+    """A provenance as {"blas/version": "0.3.21", ...}, without what does not change numbers."""
+    out = {}
+    for k, v in (p or {}).items():
+        key = f"{prefix}{k}"
+        if any(key == i or key.startswith(i + "/") for i in PROVENANCE_IGNORED):
+            continue
+        if isinstance(v, dict):
+            out.update(flat_provenance(v, key + "/"))
+        else:
+            out[key] = v
+    return out
+
+
+def describe_provenance(p):
+    """One line: what made a result."""
+    if not p:
+        return "a gossipsim older than provenance records"
+    g, h, b = p.get("gossipsim", {}), p.get("host", {}), p.get("blas", {})
+    text = f"gossipsim {g.get('version', '?')} ({g.get('commit', '?')}{', with changes' if g.get('dirty') else ''})"
+    if p.get("kernels") == "torch":
+        core = f" {b['core']}" if b.get("core") else ""
+        text += (f", LibTorch {p.get('libtorch', {}).get('version', '?')}, {b.get('name', '?')} BLAS "
+                 f"{b.get('version', '')}{core} ({b.get('threads', '?')} thread(s)), {p.get('workers', '?')} worker(s)")
+    else:
+        text += ", timeline only (no kernels)"
+    return text + f", on {h.get('cpu', '?')} ({h.get('cores', '?')} cores)"
+
+
+def provenance_lines(provenances):
+    """Lines for a table: what made the pooled results, and, where they
+    differ in anything that changes numbers, in what."""
+    flats = [flat_provenance(p) for p in provenances]
+    keys = sorted({k for f in flats for k in f})
+    differ = [k for k in keys if len({json.dumps(f.get(k)) for f in flats}) > 1]
+    first = describe_provenance(provenances[0] if provenances else None)
+    if not differ:
+        return [f"Made by {first}" + (f" (all {len(provenances)} results)." if len(provenances) > 1 else ".")]
+    detail = "; ".join(
+        f"{k}: " + ", ".join(f"{json.dumps(v)} in {sum(1 for f in flats if f.get(k) == v)}"
+                             for v in dict.fromkeys(f.get(k) for f in flats))
+        for k in differ[:6])
+    return [f"**The {len(provenances)} results pooled here were made differently** (their curves are not comparable "
+            f"bit for bit): {detail}. The first: {first}."]
+
+
 def axis_value_key(v):
     """Sort key of a sweep axis's values as sweep.csv writes them: numbers by value, then text."""
     try:

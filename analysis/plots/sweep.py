@@ -7,7 +7,7 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .results import PlotError, axis_value_key, number, read_csv
+from .results import PlotError, axis_value_key, number, provenance_lines, read_csv, read_json
 from .stats import interval, ratio_interval
 from .tables import TARGET_METRICS, write_tables
 
@@ -91,7 +91,7 @@ def plot_sweep(folder, figs):
     sweep_map(all_rows, axes, figs, target)
     if any(r.get("time_to_target_node_mean_s") for r in all_rows):
         sweep_map(all_rows, axes, figs, target, "node_mean", "sweep-map-node_mean.png")
-    write_sweep_tables(all_rows, axes, figs)
+    write_sweep_tables(all_rows, axes, figs, sweep_provenance(folder))
 
 
 MAX_MAP_PANELS = 16
@@ -302,7 +302,20 @@ def sweep_map_why(points, ref, rest, target, metric, figs, name):
     plt.close(fig)
 
 
-def write_sweep_tables(rows, axes, figs):
+def sweep_provenance(folder):
+    """What made a sweep's points (provenance.json beside sweep.csv), one
+    provenance per point; empty for sweeps gathered before it was written."""
+    path = os.path.join(folder, "provenance.json")
+    if not os.path.exists(path):
+        return []
+    doc = read_json(path, "the provenance of a sweep's points")
+    out = []
+    for e in doc.get("provenances", []) if isinstance(doc, dict) else []:
+        out += [e.get("provenance")] * len(e.get("points", []))
+    return out
+
+
+def write_sweep_tables(rows, axes, figs, provenances=()):
     """time_to_accuracy.md / .csv of a sweep: one section per combination of
     the axes other than /seed, statistics over the seeds."""
     seed_axis = "/seed" if "/seed" in axes else None
@@ -331,4 +344,5 @@ def write_sweep_tables(rows, axes, figs):
     order = list(dict.fromkeys(g for g, _ in sections))  # each combination's average, then its node mean
     keys = [(g, m if len(columns) > 1 else None) for g in order for m in columns]
     write_tables(figs, [(title(g, metric), {**dict(zip(groups, g)), **({"metric": metric} if metric else {})},
-                        sections[(g, metric)]) for g, metric in keys], targets)
+                        sections[(g, metric)]) for g, metric in keys], targets,
+                 preface=provenance_lines(list(provenances)) if provenances else ())

@@ -148,9 +148,10 @@ def csv_value(v):
     return v
 
 
-def write_tables(figs, sections, targets):
-    """sections: (title, group values, results); one markdown section each."""
-    md, table = [], []
+def write_tables(figs, sections, targets, preface=()):
+    """sections: (title, group values, results); one markdown section each,
+    after the lines of `preface` (what made the results)."""
+    md, table = list(preface), []
     for title, group, results in sections:
         rows, ref = stat_rows(results, targets)
         if title:
