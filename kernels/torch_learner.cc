@@ -14,6 +14,7 @@
 #include "kernels/allocator.h"
 #include "kernels/blas.h"
 #include "kernels/dataset.h"
+#include "kernels/fusion.h"
 #include "kernels/node_chains.h"
 #include "sim/dataset_info.h"
 #include "kernels/node_store.h"
@@ -32,9 +33,22 @@ namespace {
 struct TorchSnapshot : ModelSnapshot, NodeChains::Gate {
   std::shared_future<void> ready;
   torch::Tensor params, buffers;
+  // Taken after a step that waits in the learner's open group of fused
+  // steps: not posted yet. Whoever waits for it from the event loop's
+  // thread has the group posted first (flush); workers never see it held.
+  bool held = false;
+  std::function<void()> flush;
   void wait() const {
+    if (held && flush) flush();
     if (ready.valid()) ready.get();
   }
+};
+
+// Nodes' operations that run as one (a fused step or evaluation): each
+// member's chain arrives at it, the last one runs it, and every chain goes
+// on once it ran (the gate).
+struct FusedGroup : NodeChains::Gate {
+  std::atomic<int> remaining{0};
 };
 }  // namespace
 
@@ -48,7 +62,8 @@ nlohmann::json kernel_provenance(const WorkloadSpec& spec) {
   return {{"libtorch", {{"version", TORCH_VERSION}, {"package", debian_package_version("libtorch1.13")}}},
           {"blas", blas},
           {"intra_op_threads", 1},
-          {"workers", std::max(1, spec.workers)}};
+          {"workers", std::max(1, spec.workers)},
+          {"fuse", spec.fuse}};
 }
 
 namespace {
@@ -105,6 +120,35 @@ struct Shared {
 using Clock = std::chrono::steady_clock;
 
 class TorchLearner : public Learner {
+  // A step asked for and held in the open group of fused steps
+  // (kernels/fusion.h; flush_group).
+  struct PendingStep {
+    NodeId node;
+    uint64_t asked;
+    Time at;
+  };
+  // An operation that a node in the open group asked for after its step.
+  struct HeldOp {
+    NodeId node;
+    std::function<void()> fn;
+    std::shared_ptr<TorchSnapshot> after;
+  };
+  // An evaluation under way: each node's rows copied on its chain (and its
+  // own model evaluated there), the average model evaluated by the last.
+  struct EvalJob {
+    bool per_node = false;
+    uint64_t steps_before = 0;  // steps asked for before it: their nonfinite losses count
+    std::atomic<int> remaining{0};
+    std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
+    std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
+    std::vector<int> groups;                            // each row's group; empty: none
+    std::promise<Evaluation> promise;
+    std::atomic<bool> settled{false};  // the promise is set (a failure may come after a result)
+    void fail(std::exception_ptr e) {
+      if (!settled.exchange(true)) promise.set_exception(e);
+    }
+  };
+
  public:
   TorchLearner(std::shared_ptr<const Shared> shared, int nodes)
       : shared_(std::move(shared)), spec_(shared_->spec), device_(spec_.device) {
@@ -136,7 +180,20 @@ class TorchLearner : public Learner {
       samplers_[n].order = partition_[n];
       seeded_shuffle(samplers_[n].order, samplers_[n].rng);
     }
+    // Fused steps where the model and every product a run meets allow them
+    // (kernels/fusion.h); /workload/fuse false keeps per-node steps.
+    const int64_t tests = shared_->test_labels.size(0);
+    std::vector<int64_t> eval_rows = {std::min(tests, kEvaluationChunk)};
+    if (tests > kEvaluationChunk && tests % kEvaluationChunk) eval_rows.push_back(tests % kEvaluationChunk);
+    const Dataset& train = shared_->data.train;
+    if (spec_.fuse && !random_ && StackedMlp::supports(spec_, train.inputs[0].numel(), train.classes,
+                                                       train.augment, eval_rows)) {
+      stacked_ = std::make_unique<StackedMlp>(*store_);
+      in_group_.assign(nodes, -1);
+    }
   }
+
+  bool fused() const { return stacked_ != nullptr; }
 
   ~TorchLearner() override { chains_->join(); }  // first: its operations use everything else
 
@@ -156,6 +213,16 @@ class TorchLearner : public Learner {
   // step over and goes on; it waits only where it needs a node's tensors.
   void step(NodeId n, Time at) override {
     const uint64_t asked = asked_steps_++;
+    if (stacked_) {
+      // Fused: the step waits in the open group, which a second step of
+      // the same node, a full group, or anything that must see the steps
+      // (an evaluation, a snapshot waited for, an average) posts.
+      if (in_group_[n] >= 0) flush_group();
+      in_group_[n] = static_cast<int>(group_.size());
+      group_.push_back(PendingStep{n, asked, at});
+      if (group_.size() >= kMostFused) flush_group();
+      return;
+    }
     on_node(n, [this, n, at, asked] {
       Timer t(kernel_ns_);
       const double loss = guarded([&] { return fmt::format("node {}'s training step {}", n, samplers_[n].steps + 1); },
@@ -168,6 +235,11 @@ class TorchLearner : public Learner {
     auto s = std::make_shared<TorchSnapshot>();
     auto done = std::make_shared<std::promise<void>>();
     s->ready = done->get_future().share();
+    if (stacked_ && in_group_[n] >= 0) {
+      s->held = true;
+      s->flush = [this] { flush_group(); };
+      held_snapshots_.push_back(s);
+    }
     on_node(n, [this, n, s, done] {
       std::exception_ptr error;
       try {
@@ -199,6 +271,7 @@ class TorchLearner : public Learner {
 
   void average(const std::vector<NodeId>& nodes) override {
     if (nodes.empty()) return;
+    flush_group();
     chains_->drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
@@ -217,6 +290,7 @@ class TorchLearner : public Learner {
   }
 
   void reset_node(NodeId n, const std::vector<NodeId>& from) override {
+    flush_group();
     chains_->drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
@@ -240,6 +314,7 @@ class TorchLearner : public Learner {
   // The copies are taken as chains reach them, so pending evaluations cost
   // memory only once their chains run.
   PendingEvaluation evaluate_async(bool per_node) override {
+    flush_group();  // the steps asked for before it
     std::vector<NodeId> nodes = evaluated_;
     if (nodes.empty())
       for (NodeId i = 0; i < node_count(); ++i) nodes.push_back(i);
@@ -254,6 +329,10 @@ class TorchLearner : public Learner {
     job->buffers.resize(n);
     job->node.resize(n);
     PendingEvaluation result = job->promise.get_future().share();
+    if (stacked_ && per_node) {
+      evaluate_fused(nodes, job);
+      return result;
+    }
     for (int k = 0; k < n; ++k)
       on_node(nodes[k], [this, i = nodes[k], k, job] {
         try {
@@ -273,6 +352,7 @@ class TorchLearner : public Learner {
   }
 
   std::string save_state() override {
+    flush_group();
     chains_->drain();
     BinaryWriter w;
     w.put<uint32_t>(kStateMagic);
@@ -302,6 +382,7 @@ class TorchLearner : public Learner {
   }
 
   void load_state(const std::string& bytes) override {
+    flush_group();
     chains_->drain();
     BinaryReader r(bytes, "learner state");
     if (r.get<uint32_t>() != kStateMagic || r.get<int64_t>() != node_count()) r.fail();
@@ -410,9 +491,126 @@ class TorchLearner : public Learner {
   }
 
   // Runs fn on node n's chain (kernels/node_chains.h), after `after` is
-  // taken when there is one.
+  // taken when there is one. With fused steps, an operation of a node whose
+  // step waits in the open group waits there too, after the step; one that
+  // needs a snapshot still held in the group has the group posted first.
   void on_node(NodeId n, std::function<void()> fn, std::shared_ptr<TorchSnapshot> after = nullptr) {
+    if (stacked_) {
+      if (in_group_[n] >= 0) {
+        held_.push_back(HeldOp{n, std::move(fn), std::move(after)});
+        return;
+      }
+      if (after && after->held) flush_group();
+    }
     chains_->post(n, std::move(fn), std::move(after));
+  }
+
+  // Posts the open group: a fused step per slice of it (one slice per
+  // worker, so that they run side by side), then what each member asked
+  // for after its step, in order. Which steps are fused depends only on the
+  // order the event loop asked for them, never on threads; and a fused
+  // step gives each node the numbers its own step would (kernels/fusion.h).
+  void flush_group() {
+    if (group_.empty()) return;
+    std::vector<PendingStep> members = std::move(group_);
+    std::vector<HeldOp> held = std::move(held_);
+    group_.clear();
+    held_.clear();
+    for (const PendingStep& m : members) in_group_[m.node] = -1;
+    const size_t slices = std::min(members.size(), static_cast<size_t>(std::max(1, spec_.workers)));
+    for (size_t k = 0; k < slices; ++k) {
+      auto slice = std::make_shared<std::vector<PendingStep>>(members.begin() + members.size() * k / slices,
+                                                              members.begin() + members.size() * (k + 1) / slices);
+      run_as_one(*slice, [this, slice] { fused_step(*slice); });
+    }
+    // In the order they were asked for: with one worker each runs at once,
+    // and a merge may need a snapshot asked for before it.
+    for (auto& s : held_snapshots_) s->held = false;
+    held_snapshots_.clear();
+    for (HeldOp& op : held) chains_->post(op.node, std::move(op.fn), std::move(op.after));
+  }
+
+  // fn once every member's chain has reached this point; the chains go on
+  // once it ran. The last to arrive runs it, on its worker.
+  template <class Members>
+  void run_as_one(const Members& members, std::function<void()> fn) {
+    auto gate = std::make_shared<FusedGroup>();
+    gate->remaining = static_cast<int>(members.size());
+    auto op = std::make_shared<std::function<void()>>(std::move(fn));
+    for (const auto& m : members)
+      chains_->post(node_of(m), [this, gate, op] {
+        if (--gate->remaining > 0) return;
+        std::exception_ptr error;
+        try {
+          (*op)();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        chains_->open(*gate);
+        if (error) std::rethrow_exception(error);
+      });
+    for (const auto& m : members) chains_->post(node_of(m), [] {}, gate);
+  }
+  static NodeId node_of(const PendingStep& m) { return m.node; }
+  static NodeId node_of(NodeId n) { return n; }
+
+  // The steps of `members` as one stacked step (kernels/fusion.h).
+  void fused_step(const std::vector<PendingStep>& members) {
+    Timer t(kernel_ns_);
+    const Dataset& train = shared_->data.train;
+    std::vector<int64_t> rows, samples;
+    std::vector<double> lr;
+    for (const PendingStep& m : members) {
+      Sampler& s = samplers_[m.node];
+      lr.push_back(learning_rate(s, m.node));
+      const std::vector<int64_t> batch = next_batch(s);
+      samples.insert(samples.end(), batch.begin(), batch.end());
+      rows.push_back(m.node);
+    }
+    const int64_t g = static_cast<int64_t>(members.size());
+    const auto index = torch::tensor(samples, torch::kInt64);
+    std::vector<int64_t> shape = {g, spec_.batch};
+    for (int64_t d : train.sample_shape()) shape.push_back(d);
+    const auto x = train.inputs.index_select(0, index).view(shape);
+    const auto y = train.labels.index_select(0, index).view({g, spec_.batch});
+    const std::vector<double> losses = guarded(
+        [&] { return fmt::format("a fused training step of {} nodes (the first node {})", g, members.front().node); },
+        [&] { return stacked_->step(*store_, rows, x, y, spec_.optimizer, lr); });
+    for (int64_t k = 0; k < g; ++k) {
+      const PendingStep& m = members[k];
+      ++samplers_[m.node].steps;
+      if (!std::isfinite(losses[k])) note_nonfinite(m.asked, NonFiniteLoss{m.node, samplers_[m.node].steps, m.at, losses[k]});
+    }
+  }
+
+  // Every evaluated node's own model as stacked evaluations (one per slice
+  // of the nodes, a slice per worker), then the average model's.
+  void evaluate_fused(const std::vector<NodeId>& nodes, const std::shared_ptr<EvalJob>& job) {
+    const int n = static_cast<int>(nodes.size());
+    const int slices = std::min(n, std::max(1, spec_.workers));
+    job->remaining = slices;
+    for (int k = 0; k < slices; ++k) {
+      const int from = n * k / slices, to = n * (k + 1) / slices;
+      std::vector<NodeId> slice(nodes.begin() + from, nodes.begin() + to);
+      run_as_one(slice, [this, job, slice, from] {
+        try {
+          Timer t(eval_ns_);
+          std::vector<int64_t> rows(slice.begin(), slice.end());
+          for (size_t i = 0; i < slice.size(); ++i) {
+            job->params[from + i] = store_->params[slice[i]].clone();
+            job->buffers[from + i] = store_->buffers[slice[i]].clone();
+          }
+          const auto results = guarded([&] { return fmt::format("the fused evaluation of {} nodes", slice.size()); },
+                                       [&] { return stacked_->evaluate(*store_, rows, shared_->test_inputs,
+                                                                       shared_->test_labels); });
+          for (size_t i = 0; i < slice.size(); ++i) job->node[from + i] = results[i];
+          if (--job->remaining == 0) finish_evaluation(*job);
+        } catch (...) {
+          job->fail(std::current_exception());
+          throw;
+        }
+      });
+    }
   }
 
   // A module to run a kernel on, for as long as the lease lives (also when
@@ -532,19 +730,6 @@ class TorchLearner : public Learner {
     return loss.item<double>();
   }
 
-  struct EvalJob {
-    bool per_node = false;
-    uint64_t steps_before = 0;  // steps asked for before it: their nonfinite losses count
-    std::atomic<int> remaining{0};
-    std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
-    std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
-    std::vector<int> groups;                            // each row's group; empty: none
-    std::promise<Evaluation> promise;
-    std::atomic<bool> settled{false};  // the promise is set (a failure may come after a result)
-    void fail(std::exception_ptr e) {
-      if (!settled.exchange(true)) promise.set_exception(e);
-    }
-  };
 
   // Evaluates the mean of the copied rows and sums up the per-node results.
   // Stacking the rows in node order gives the same mean, bit for bit, as the
@@ -603,7 +788,7 @@ class TorchLearner : public Learner {
     // the first layer) stay in the allocator's heap: 1,000 images at once
     // went to fresh pages from the kernel on every call and cost more in
     // page faults than in arithmetic.
-    const int64_t n = y.size(0), chunk = 128;
+    const int64_t n = y.size(0), chunk = kEvaluationChunk;
     double correct = 0, loss = 0;
     for (int64_t at = 0; at < n; at += chunk) {
       int64_t len = std::min(chunk, n - at);
@@ -633,6 +818,15 @@ class TorchLearner : public Learner {
   std::atomic<int64_t> kernel_ns_{0}, eval_ns_{0};  // training and merging; evaluating
   bool random_ = false;                             // the model draws random numbers (Net::draws_random_numbers)
   uint64_t asked_steps_ = 0;                        // steps asked for so far (the event loop's thread)
+  // Fused steps (kernels/fusion.h), where the workload allows them; the
+  // open group of steps asked for and not posted yet, with what each of its
+  // nodes asked for after its step (the event loop's thread only).
+  static constexpr size_t kMostFused = 256;
+  std::unique_ptr<StackedMlp> stacked_;
+  std::vector<PendingStep> group_;
+  std::vector<HeldOp> held_;                         // in the order they were asked for
+  std::vector<std::shared_ptr<TorchSnapshot>> held_snapshots_;  // taken by held operations
+  std::vector<int> in_group_;                        // per node: its place in group_, or -1
   std::mutex nonfinite_mutex_;
   std::optional<std::pair<uint64_t, NonFiniteLoss>> first_nonfinite_;  // by the order steps were asked for
   std::mutex random_mutex_;                         // then its steps run one at a time

@@ -157,6 +157,7 @@ WorkloadSpec parse_workload(const JsonReader& r) {
   w.device = choice(r, "device", {"cpu", "cuda"});
   w.workers = static_cast<int>(r.integer("workers", 1));
   r.require(w.workers >= 1 && w.workers <= 256, "workers", "an integer in [1, 256]");
+  w.fuse = r.boolean("fuse", true);
   r.done();
   return w;
 }

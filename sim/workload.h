@@ -93,6 +93,8 @@ struct WorkloadSpec {
                                           // only when built without LibTorch)
   std::string device = "cpu";             // cpu | cuda
   int workers = 1;                        // threads stepping nodes concurrently (results do not depend on it)
+  bool fuse = true;                       // run many nodes' steps and evaluations as one stacked computation
+                                          // where the model allows it (kernels/fusion.h); results do not depend on it
 };
 
 }  // namespace gossipsim
