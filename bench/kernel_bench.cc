@@ -8,6 +8,11 @@
 //                    against the bytes of a node's state
 // `kernel_bench N plain` prints plain_its alone (bench/run measures it again
 // right before and after each gossipsim run, as that run's reference).
+// `kernel_bench N machine` prints the machine's limits on one thread under
+// the BLAS this process loaded: GFLOP/s of a 512x512x512 float product and
+// of the cnn's second convolution (batch 32, 16->32 channels, 5x5 on 12x12)
+// forward and backward. `kernel_bench N mlp` prints node-steps/s of the
+// map's mlp (64 -> 64 -> 10, batch 32) for 16 nodes, fused and per node.
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -17,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/allocator.h"
+#include "kernels/blas.h"
 #include "kernels/models.h"
 #include "kernels/torch_learner.h"
 
@@ -116,12 +122,74 @@ static nlohmann::json memory(int nodes) {
   return {{"nodes", nodes}, {"rss_per_node_bytes", per_node}, {"state_bytes", state}, {"ratio", per_node / state}};
 }
 
+// GFLOP/s of a float matrix product and of a convolution's forward and
+// backward, one thread, median of rounds.
+static nlohmann::json machine(int iterations) {
+  auto a = torch::randn({512, 512}), b = torch::randn({512, 512});
+  auto x = torch::randn({32, 16, 12, 12});
+  auto w = torch::randn({32, 16, 5, 5}, torch::requires_grad());
+  std::vector<double> gemm, conv;
+  for (int r = 0; r < 5; ++r) {
+    auto t = Clock::now();
+    for (int k = 0; k < iterations; ++k) torch::mm(a, b);
+    gemm.push_back(2.0 * 512 * 512 * 512 * iterations / since(t) / 1e9);
+    t = Clock::now();
+    for (int k = 0; k < iterations; ++k) torch::conv2d(x, w).sum().backward();
+    // forward 32 x 32 x 8 x 8 x 16 x 25 multiply-adds, and as many for the weight's gradient
+    conv.push_back(2.0 * 2 * 32 * 32 * 8 * 8 * 16 * 25 * iterations / since(t) / 1e9);
+  }
+  const BlasInfo blas = blas_info();
+  return {{"blas", blas.name + " " + blas.version + (blas.core.empty() ? "" : " " + blas.core)},
+          {"gemm_gflops", median(gemm)}, {"conv_gflops", median(conv)}};
+}
+
+// Node-steps/s of the map's mlp, 16 nodes stepped in rounds (each round
+// every node once, as a gossip run's completions come), fused or not.
+static double mlp_steps(int rounds, bool fuse) {
+  WorkloadSpec w;
+  w.dataset = "synthetic";
+  w.synthetic.shape = {64};
+  w.synthetic.train = 12800;
+  w.synthetic.test = 1000;
+  w.model.name = "mlp";
+  w.model.hidden = {64};
+  w.batch = 32;
+  w.optimizer.lr = 0.05;
+  w.fuse = fuse;
+  auto factory = make_torch_factory(w, 1, 1000);
+  auto learner = factory->make(16);
+  auto round = [&] {
+    for (NodeId n = 0; n < 16; ++n) learner->step(n, Time());
+    snapshot_values(*learner->snapshot(0));  // waits for the round
+  };
+  for (int k = 0; k < 10; ++k) round();
+  std::vector<double> r;
+  for (int k = 0; k < 5; ++k) {
+    auto t = Clock::now();
+    for (int i = 0; i < rounds; ++i) round();
+    r.push_back(16.0 * rounds / since(t));
+  }
+  return median(r);
+}
+
 int main(int argc, char** argv) {
-  // The reference loop gets the allocator settings gossipsim runs with.
+  // The reference loop gets the allocator and thread settings gossipsim
+  // runs with: one intra-op thread, one BLAS thread.
   at::set_num_threads(1);
+  use_one_blas_thread();
   keep_freed_memory();
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 100;
   const int rounds = 5;
+  if (argc > 2 && std::string(argv[2]) == "machine") {
+    fmt::print("{}\n", machine(iterations).dump());
+    return 0;
+  }
+  if (argc > 2 && std::string(argv[2]) == "mlp") {
+    const double fused = mlp_steps(iterations, true), single = mlp_steps(iterations, false);
+    fmt::print("{}\n", nlohmann::json{{"fused_steps_per_s", fused}, {"per_node_steps_per_s", single},
+                                      {"fused_over_per_node", fused / single}}.dump());
+    return 0;
+  }
   PlainLoop plain;
   if (argc > 2 && std::string(argv[2]) == "plain") {
     plain.run(10);

@@ -33,6 +33,7 @@
 #include "cli/commands.h"
 #include "emulate/real_network.h"
 #include "sim/dataset_info.h"
+#include "sim/evaluation_cost.h"
 #include "sim/methods/registry.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
@@ -204,6 +205,7 @@ class Run {
     check_options();
     check_workload(sc_, cmd_.kernels);
     if (cmd_.real) emulate::check_real_run(sc_);
+    warn_about_evaluation_cost();
     claim_output();
     OutputDir dir(out_, "run", {{"scenario", sc_.name}});
     dir_ = &dir;
@@ -275,6 +277,18 @@ class Run {
                          "expected " + path + " as it was when the run began; it has changed since (resuming would mix "
                          "two inputs in one result: restore it, or run again without --resume)");
     }
+  }
+
+  // Evaluations priced before they are paid: one line when they will take
+  // more than half of the run's kernel work (sim/evaluation_cost.h).
+  void warn_about_evaluation_cost() const {
+    if (cmd_.kernels != "torch" || cmd_.quiet || !cmd_.resume.empty()) return;
+    int64_t tests = published_dataset(sc_.workload).test;
+    if (sc_.eval.test_samples > 0) tests = std::min(tests, sc_.eval.test_samples);
+    Scenario chosen = sc_;
+    chosen.methods = methods_;
+    const std::string warning = evaluation_cost_warning(chosen, tests);
+    if (!warning.empty()) say(stderr, "gossipsim: note: {}\n", warning);
   }
 
   void select_methods() {

@@ -37,6 +37,8 @@
 #include "analysis/sweep_csv.h"
 #include "cli/commands.h"
 #include "sim/base/error.h"
+#include "sim/dataset_info.h"
+#include "sim/evaluation_cost.h"
 #include "sim/scenario.h"
 #include "sim/sweep.h"
 
@@ -195,6 +197,14 @@ class SweepRun {
                                                  " is one: change its values in " + sweep_.file + ")");
     }
     check_sweep_values(sweep_, cmd_.sets);
+    // Evaluations priced before the points pay for them (the first point's).
+    if (cmd_.kernels == "torch") {
+      const Scenario first = load_scenario(sweep_.base, point_sets(0));
+      int64_t tests = published_dataset(first.workload).test;
+      if (first.eval.test_samples > 0) tests = std::min(tests, first.eval.test_samples);
+      const std::string warning = evaluation_cost_warning(first, tests);
+      if (!warning.empty()) say(stderr, "sweep {}: note: in its first point, {}\n", sweep_.name, warning);
+    }
   }
 
   std::vector<std::string> point_sets(size_t p) const {

@@ -36,6 +36,10 @@ constexpr int64_t kPerEntryProducts = 400;
 
 }  // namespace
 
+torch::Tensor sample_losses(const torch::Tensor& logits, const torch::Tensor& labels) {
+  return at::nll_loss(at::log_softmax(logits, 1), labels, {}, at::Reduction::None, -100).to(torch::kDouble);
+}
+
 StackedMlp::StackedMlp(const NodeStore& store) {
   const auto& l = store.param_layout;
   for (size_t k = 0; k + 1 < l.size(); k += 2)
@@ -121,23 +125,20 @@ std::vector<std::pair<double, double>> StackedMlp::evaluate(const NodeStore& sto
     weights.push_back(params.narrow(1, l.weight_offset, l.out * l.in).reshape({g, l.out, l.in}));
     biases.push_back(params.narrow(1, l.bias_offset, l.out).reshape({g, l.out}));
   }
-  std::vector<double> correct(g, 0.0), loss(g, 0.0);
+  torch::Tensor correct = torch::zeros({g}, torch::kInt64), loss = torch::zeros({g}, torch::kDouble);
   const int64_t n = y.size(0);
   for (int64_t at = 0; at < n; at += kEvaluationChunk) {
     const int64_t len = std::min(kEvaluationChunk, n - at);
-    const torch::Tensor logits = forward(weights, biases, x.narrow(0, at, len).unsqueeze(0));
+    const torch::Tensor logits = forward(weights, biases, x.narrow(0, at, len).unsqueeze(0));  // [g, len, C]
     const torch::Tensor yy = y.narrow(0, at, len);
-    // Per node, the per-node evaluation's reductions.
-    for (int64_t k = 0; k < g; ++k) {
-      const torch::Tensor mine = logits[k];
-      loss[k] += torch::nn::functional::cross_entropy(
-                     mine, yy, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                     .item<double>();
-      correct[k] += mine.argmax(1).eq(yy).sum().item<double>();
-    }
+    // Each sample's loss, then each node's sum over the chunk: a row of
+    // [g, len] is summed as the per-node path sums its [len].
+    loss += sample_losses(logits.reshape({g * len, logits.size(2)}), yy.repeat({g})).view({g, len}).sum(1);
+    correct += logits.argmax(2).eq(yy.unsqueeze(0)).sum(1);
   }
   std::vector<std::pair<double, double>> out;
-  for (int64_t k = 0; k < g; ++k) out.emplace_back(correct[k] / n, loss[k] / n);
+  for (int64_t k = 0; k < g; ++k)
+    out.emplace_back(static_cast<double>(correct[k].item<int64_t>()) / n, loss[k].item<double>() / n);
   return out;
 }
 

@@ -34,6 +34,10 @@
 
 namespace gossipsim {
 
+// Each sample's cross-entropy of `logits` [n, C] against `labels` [n], in
+// double: what an evaluation sums, fused or per node, the same way.
+torch::Tensor sample_losses(const torch::Tensor& logits, const torch::Tensor& labels);
+
 class StackedMlp {
  public:
   // The linear layers of the store's mlp layout: weight [out, in], bias [out], ...
@@ -54,7 +58,8 @@ class StackedMlp {
                            const torch::Tensor& y, const OptimizerSpec& o, const std::vector<double>& lr) const;
 
   // Each node's accuracy and mean loss on the test samples x, y, in chunks
-  // of kEvaluationChunk as the per-node evaluation runs them.
+  // of kEvaluationChunk as the per-node evaluation runs them, each sample's
+  // loss summed in double (sample_losses).
   std::vector<std::pair<double, double>> evaluate(const NodeStore& store, const std::vector<int64_t>& rows,
                                                   const torch::Tensor& x, const torch::Tensor& y) const;
 

@@ -1,10 +1,13 @@
 #include "kernels/torch_learner.h"
 
 #include <torch/torch.h>
+#include <ATen/Version.h>
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <dlfcn.h>
+#include <map>
 #include <fstream>
 #include <cmath>
 #include <future>
@@ -54,12 +57,47 @@ struct FusedGroup : NodeChains::Gate {
 
 bool torch_has_cuda() { return torch::cuda::is_available(); }
 
+namespace {
+// oneDNN, which runs LibTorch's convolutions: its version and the
+// instruction set it chose on this CPU (uncapped, unlike ATen's: a cnn's
+// numbers differ between an AVX2 and an AVX-512 machine). Asked through its
+// C API as loaded; null where LibTorch was built without it.
+nlohmann::json onednn_provenance() {
+  struct Version {
+    int major, minor, patch;
+    const char* hash;
+  };
+  auto version = reinterpret_cast<const Version* (*)()>(::dlsym(RTLD_DEFAULT, "dnnl_version"));
+  auto isa = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "dnnl_get_effective_cpu_isa"));
+  if (!version || !isa) return nullptr;
+  const Version* v = version();
+  const int value = isa();
+  static const std::map<int, const char*> names = {{0x1, "sse41"}, {0x3, "avx"}, {0x7, "avx2"},
+                                                   {0x27, "avx512_core"}, {0x67, "avx512_core_vnni"},
+                                                   {0xe7, "avx512_core_bf16"}, {0x3e7, "avx512_core_amx"}};
+  const auto name = names.find(value);
+  return {{"version", fmt::format("{}.{}.{}", v->major, v->minor, v->patch)},
+          {"isa", name != names.end() ? std::string(name->second) : fmt::format("{:#x}", value)}};
+}
+}  // namespace
+
 nlohmann::json kernel_provenance(const WorkloadSpec& spec) {
   use_one_blas_thread();
   const BlasInfo b = blas_info();
   nlohmann::json blas = {{"name", b.name}, {"version", b.version}, {"threads", b.threads}, {"library", b.library}};
   if (!b.core.empty()) blas["core"] = b.core;
-  return {{"libtorch", {{"version", TORCH_VERSION}, {"package", debian_package_version("libtorch1.13")}}},
+  // The vector instructions LibTorch's own kernels chose on this CPU (AVX2
+  // is Debian's build's choice even where AVX-512 exists; ATEN_CPU_CAPABILITY
+  // changes it): another set gives other last bits, like another BLAS.
+  std::string capability = "unknown";
+  const std::string config = at::show_config();
+  const size_t at = config.find("CPU capability usage: ");
+  if (at != std::string::npos) {
+    const size_t from = at + std::string("CPU capability usage: ").size();
+    capability = config.substr(from, config.find('\n', from) - from);
+  }
+  return {{"libtorch", {{"version", TORCH_VERSION}, {"package", debian_package_version("libtorch1.13")},
+                        {"cpu_capability", capability}, {"onednn", onednn_provenance()}}},
           {"blas", blas},
           {"intra_op_threads", 1},
           {"workers", std::max(1, spec.workers)},
@@ -794,9 +832,9 @@ class TorchLearner : public Learner {
       int64_t len = std::min(chunk, n - at);
       auto logits = v.net().forward(x.narrow(0, at, len).to(device_));
       auto yy = y.narrow(0, at, len).to(device_);
-      loss += torch::nn::functional::cross_entropy(
-                  logits, yy, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                  .item<double>();
+      // Each sample's loss summed in double (kernels/fusion.h sums many
+      // models' the same way, so that a fused evaluation gives these bits).
+      loss += sample_losses(logits, yy).sum().item<double>();
       correct += logits.argmax(1).eq(yy).sum().item<double>();
     }
     return {correct / n, loss / n};

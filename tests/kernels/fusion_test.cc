@@ -73,8 +73,11 @@ TEST(Fusion, StackedStepsAndEvaluationsEqualPerNodeOnesBitForBit) {
     for (int64_t at = 0; at < 232; at += kEvaluationChunk) {
       const int64_t len = std::min<int64_t>(kEvaluationChunk, 232 - at);
       auto logits = view.net().forward(tx.narrow(0, at, len));
+      // Each sample's loss in double, summed (the evaluation's definition).
       loss += torch::nn::functional::cross_entropy(logits, ty.narrow(0, at, len),
-                                                   torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                                                   torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+                  .to(torch::kDouble)
+                  .sum()
                   .item<double>();
       correct += logits.argmax(1).eq(ty.narrow(0, at, len)).sum().item<double>();
     }
