@@ -7,11 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
+
 #include "sim/runner.h"
 
 namespace gossipsim {
 
 nlohmann::json method_summary(const MethodRun& run);
+
+// The keys of a summary (and of each of its methods) that measure the
+// machine, not the run: no two runs share them, so a resumed run, or the
+// same scenario and seed run again, equals the first without them.
+inline constexpr std::array<const char*, 4> kMachineMeasures = {"wall_s", "kernel_wall_s", "evaluation_wall_s",
+                                                                "cpu_s"};
 
 // Per target, the first evaluation whose `metric` accuracy reached it
 // ({"virtual_s", "epochs"}, or null); and the same under every metric the

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/base/binary_io.h"
 #include "sim/checkpoint.h"
@@ -71,7 +72,7 @@ std::string csvs(const MethodRun& r, const fs::path& dir) {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (f.filename() == "summary.json") {
       nlohmann::json s = nlohmann::json::parse(text);
-      for (const char* k : {"wall_s", "kernel_wall_s", "evaluation_wall_s"}) s.erase(k);
+      for (const char* k : kMachineMeasures) s.erase(k);
       text = s.dump(1);
     }
     all += "== " + f.filename().string() + "\n" + text;

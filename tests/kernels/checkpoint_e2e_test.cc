@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/summary.h"
 #include "../test_util.h"
 #include "tests/kernels/workload_files.h"
 
@@ -44,8 +45,8 @@ class Interrupted : public ::testing::Test {
       for (auto* m : {&s, s.contains("methods") ? &s["methods"] : nullptr})
         if (m && m->is_array())
           for (auto& x : *m)
-            for (const char* k : {"wall_s", "kernel_wall_s", "evaluation_wall_s"}) x.erase(k);
-      for (const char* k : {"wall_s", "kernel_wall_s", "evaluation_wall_s"}) s.erase(k);
+            for (const char* k : kMachineMeasures) x.erase(k);
+      for (const char* k : kMachineMeasures) s.erase(k);
       return s.dump(1);
     };
     EXPECT_EQ(without_wall(nlohmann::json::parse(read(dir_ / a / "summary.json"))),
