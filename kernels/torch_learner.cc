@@ -109,8 +109,12 @@ namespace {
 // (sim/dataset_info.h), installed in every program that links this file.
 TensorFileFacts tensor_file_facts(const std::string& path) {
   auto d = load_tensor_file(path);
-  TensorFileFacts f{d->train.size(), d->test.size(), d->train.classes, d->train.sample_shape(),
-                    d->train.inputs.scalar_type() == torch::kInt64};
+  TensorFileFacts f;
+  f.train = d->train.size();
+  f.test = d->test.size();
+  f.classes = d->train.classes;
+  f.shape = d->train.sample_shape();
+  f.integer_inputs = d->train.inputs.scalar_type() == torch::kInt64;
   f.classes_given = d->classes_given;
   for (const auto& [name, set] : {std::pair<const char*, const Dataset*>{"y_train", &d->train}, {"y_test", &d->test}}) {
     const int64_t at = set->labels.argmax().item<int64_t>(), label = set->labels[at].item<int64_t>();
