@@ -12,10 +12,12 @@ std::optional<double> number_or_none(const JsonReader& r, const std::string& key
   return r.number(key);
 }
 
-// {"0.7": {"virtual_s": ..., "epochs": ...} or null, ...}
-std::optional<double> time_to(const JsonReader& times, const std::string& target) {
+// {"0.7": {"virtual_s": ..., "epochs": ..., "interpolated_s": ...} or null, ...}
+std::optional<double> time_to(const JsonReader& times, const std::string& target, const char* key = "virtual_s") {
   if (!times.has(target) || times.value()[target].is_null()) return std::nullopt;
-  return times.at(target).number("virtual_s");
+  const JsonReader hit = times.at(target);
+  if (!hit.has(key)) return std::nullopt;
+  return hit.number(key);
 }
 
 MethodResult read_method(const JsonReader& m) {
@@ -29,6 +31,11 @@ MethodResult read_method(const JsonReader& m) {
   }
   r.final_accuracy = number_or_none(m, "final_accuracy");
   r.best_accuracy = number_or_none(m, "best_accuracy");
+  if (auto by = m.child("final_accuracy_by")) {
+    by->expect_object();
+    r.final_node_mean = number_or_none(*by, "node_mean");
+    r.final_node_min = number_or_none(*by, "node_min");
+  }
   r.virtual_s = m.number("virtual_s");
   r.epochs = m.number("epochs");
   r.bytes_sent = m.integer("bytes_sent");
@@ -53,8 +60,15 @@ MethodResult read_method(const JsonReader& m) {
     TargetTimes t;
     t.target = it.key();
     t.chosen_s = time_to(chosen, it.key());
-    if (node_mean) t.node_mean_s = time_to(*node_mean, it.key());
-    if (node_min) t.node_min_s = time_to(*node_min, it.key());
+    t.chosen_interp_s = time_to(chosen, it.key(), "interpolated_s");
+    if (node_mean) {
+      t.node_mean_s = time_to(*node_mean, it.key());
+      t.node_mean_interp_s = time_to(*node_mean, it.key(), "interpolated_s");
+    }
+    if (node_min) {
+      t.node_min_s = time_to(*node_min, it.key());
+      t.node_min_interp_s = time_to(*node_min, it.key(), "interpolated_s");
+    }
     r.targets.push_back(std::move(t));
   }
   if (m.has("starved_cuts")) r.starved_cuts = static_cast<int64_t>(m.at("starved_cuts").array_size());

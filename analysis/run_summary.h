@@ -21,12 +21,16 @@ namespace gossipsim {
 struct TargetTimes {
   std::string target;  // as the summary writes it, e.g. "0.7"
   std::optional<double> chosen_s, node_mean_s, node_min_s;
+  // The same, interpolated between the evaluations around the crossing
+  // (summaries since interpolated_s was kept).
+  std::optional<double> chosen_interp_s, node_mean_interp_s, node_min_interp_s;
 };
 
 struct MethodResult {
   std::string method, label;
   bool reference = false;  // the method under study (its registry row's trait)
   std::optional<double> final_accuracy, best_accuracy;
+  std::optional<double> final_node_mean, final_node_min;  // the nodes' own models at the last evaluation
   double virtual_s = 0, epochs = 0;
   int64_t bytes_sent = 0, transfers = 0;
   std::optional<int64_t> merges;           // absent in summaries older than the key

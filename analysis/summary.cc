@@ -94,11 +94,20 @@ nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::v
   nlohmann::json out = nlohmann::json::object();
   for (double target : targets) {
     nlohmann::json hit;
-    for (const auto& r : rows)
-      if (target_value(r.eval, metric) >= target) {
-        hit = {{"virtual_s", r.time.seconds()}, {"epochs", r.epochs}};
-        break;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const double a = target_value(rows[k].eval, metric);
+      if (!(a >= target)) continue;
+      // Where the accuracy crossed the target between the evaluation
+      // before and this one, linearly: the grid of evaluations decides
+      // nothing finer than its step otherwise.
+      double crossed = rows[k].time.seconds();
+      if (k > 0) {
+        const double before = target_value(rows[k - 1].eval, metric), t0 = rows[k - 1].time.seconds();
+        if (std::isfinite(before) && a > before) crossed = t0 + (target - before) / (a - before) * (crossed - t0);
       }
+      hit = {{"virtual_s", rows[k].time.seconds()}, {"epochs", rows[k].epochs}, {"interpolated_s", crossed}};
+      break;
+    }
     out[fmt::format("{:g}", target)] = hit;
   }
   return out;
@@ -153,6 +162,14 @@ nlohmann::json wan_counts(const MethodRun& run) {
 }  // namespace
 
 namespace {
+nlohmann::json final_accuracy_by(const Evaluation& e, bool lone_model) {
+  nlohmann::json out = {{"average", number_or_null(e.accuracy)}};
+  if (e.per_node || lone_model)
+    for (TargetMetric m : {TargetMetric::kNodeMean, TargetMetric::kNodeMin})
+      out[name_of(m, target_metric_names())] = number_or_null(target_value(e, m));
+  return out;
+}
+
 nlohmann::json traits_json(const MethodTraits& t) {
   nlohmann::json j = {{"trains_alone", t.trains_alone}, {"reference", t.reference}, {"merge", t.merge}};
   if (!t.ready.empty()) j["ready"] = t.ready;  // which reading of the send rule its results assume
@@ -179,6 +196,9 @@ nlohmann::json method_summary(const MethodRun& run) {
       {"epochs", last.epochs},
       {"iterations", last.iterations},
       {"final_accuracy", number_or_null(last.eval.accuracy)},
+      // The last evaluation's accuracy on every metric it has (the nodes'
+      // own models' mean and worst where they were evaluated).
+      {"final_accuracy_by", final_accuracy_by(last.eval, run.method.type->trains_alone)},
       {"final_loss", number_or_null(last.eval.loss)},
       {"best_accuracy", best >= 0 ? nlohmann::json(best) : nlohmann::json()},
       {"target", name_of(run.target, target_metric_names())},

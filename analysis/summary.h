@@ -22,8 +22,11 @@ inline constexpr std::array<const char*, 4> kMachineMeasures = {"wall_s", "kerne
                                                                 "cpu_s"};
 
 // Per target, the first evaluation whose `metric` accuracy reached it
-// ({"virtual_s", "epochs"}, or null); and the same under every metric the
-// rows have ({"average": ..., "node_mean": ..., "node_min": ...}).
+// ({"virtual_s", "epochs", "interpolated_s"}: that evaluation's time and
+// epochs, and the time the accuracy crossed the target by linear
+// interpolation from the evaluation before; or null); and the same under
+// every metric the rows have ({"average": ..., "node_mean": ...,
+// "node_min": ...}).
 nlohmann::json time_to_accuracy(const std::vector<MetricRow>& rows, const std::vector<double>& targets,
                                 TargetMetric metric);
 nlohmann::json time_to_accuracy_by(const std::vector<MetricRow>& rows, const std::vector<double>& targets,

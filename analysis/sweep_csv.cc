@@ -63,7 +63,8 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   for (const auto& a : sweep.axes) csv += "," + csv_cell(a.path);
   csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
          "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
-         "partners,starved_cuts\n";
+         "partners,starved_cuts,time_to_target_interp_s,time_to_target_node_mean_interp_s,"
+         "time_to_target_node_min_interp_s,final_accuracy_node_mean,final_accuracy_node_min\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     const fs::path point = fs::path(out) / "points" / std::to_string(p);
     if (!fs::exists(point / "summary.json")) continue;
@@ -81,10 +82,12 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
       const std::string mechanism =
           fmt::format(",{},{},{},{}", m.merges ? std::to_string(*m.merges) : "", number(m.staleness_mean_s),
                       std::isfinite(partners) ? fmt::format("{:.4g}", partners) : "", m.starved_cuts);
-      if (m.targets.empty()) csv += common + ",,,," + mechanism + "\n";
+      const std::string finals = fmt::format(",{},{}", number(m.final_node_mean), number(m.final_node_min));
+      if (m.targets.empty()) csv += common + ",,,," + mechanism + ",,," + finals + "\n";
       for (const TargetTimes& t : m.targets)
-        csv += fmt::format("{},{},{},{},{}{}\n", common, csv_cell(t.target), number(t.chosen_s),
-                           number(t.node_mean_s), number(t.node_min_s), mechanism);
+        csv += fmt::format("{},{},{},{},{}{},{},{},{}{}\n", common, csv_cell(t.target), number(t.chosen_s),
+                           number(t.node_mean_s), number(t.node_min_s), mechanism, number(t.chosen_interp_s),
+                           number(t.node_mean_interp_s), number(t.node_min_interp_s), finals);
     }
   }
   return csv;
@@ -107,6 +110,14 @@ std::string gather_sweep_provenance(const Sweep& sweep, const std::string& out) 
     }
   }
   return nlohmann::json{{"provenances", entries}}.dump(1) + "\n";
+}
+
+std::string sweep_analysis_json(const Sweep& sweep) {
+  nlohmann::json a = {{"primary", sweep.analysis.primary}};
+  if (!sweep.analysis.reference.empty()) a["reference"] = sweep.analysis.reference;
+  if (!sweep.analysis.family.empty()) a["family"] = sweep.analysis.family;
+  if (sweep.analysis.target) a["target"] = *sweep.analysis.target;
+  return a.dump(1) + "\n";
 }
 
 }  // namespace gossipsim

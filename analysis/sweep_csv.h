@@ -15,6 +15,11 @@
 //                                 (effective_partners), mean over nodes
 //   starved_cuts                  cuts that no transfer crossed for longer than
 //                                 /eval/starved_s (the run's warning), counted
+//   time_to_target_interp_s, time_to_target_node_mean_interp_s,
+//   time_to_target_node_min_interp_s   the times to the target, interpolated
+//                                 between the evaluations around the crossing
+//   final_accuracy_node_mean, final_accuracy_node_min   the nodes' own models
+//                                 at the last evaluation (empty where not evaluated)
 // A method without targets has one row with the target cells empty. Wall
 // times are left out, so that resumed, sharded and straight sweeps gather
 // the same bytes.
@@ -35,6 +40,10 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
 // More than one entry means the sweep's points came from different builds,
 // libraries or machines; plot says so beside its tables.
 std::string gather_sweep_provenance(const Sweep& sweep, const std::string& out);
+
+// analysis.json beside sweep.csv: what the sweep file declared its tables
+// test (sim/sweep.h's SweepAnalysis), for plot.
+std::string sweep_analysis_json(const Sweep& sweep);
 
 // Who talks to whom, from a run's comm_matrix.csv: per receiving node,
 // exp of the entropy of where its finished transfers came from (k senders

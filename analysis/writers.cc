@@ -85,7 +85,11 @@ void write_trace_json(const fs::path& file, const MethodRun& run) {
   };
   for (size_t n = 0; n < run.recorder.nodes.size(); ++n) {
     sep();
-    out.print(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"n{}"}}}})", n, n);
+    // The node's region beside its name where it has one (a geo topology), so
+    // that a timeline (Perfetto, plot's) shows who sits where.
+    const auto& r = run.recorder;
+    const std::string region = n < r.node_group.size() ? " " + r.group_names[r.node_group[n]] : "";
+    out.print(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"n{}{}"}}}})", n, n, region);
     for (int t = 0; t < 3; ++t) {
       sep();
       out.print(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", n, t, tracks[t]);

@@ -147,6 +147,7 @@ int plot_command(const PlotCommand& cmd) {
   if (!out.empty()) command += " --out " + shell_quote(out);
   if (!cmd.window.empty()) command += " " + shell_quote("--window=" + cmd.window);  // a leading - is a value
   if (cmd.side_by_side) command += " --side-by-side";
+  if (!cmd.reference.empty()) command += " " + shell_quote("--reference=" + cmd.reference);
   if (!cmd.methods.empty()) {
     std::string labels;
     for (const auto& m : cmd.methods) labels += (labels.empty() ? "" : ",") + m;

@@ -62,6 +62,7 @@ struct PlotCommand {
   std::string window;        // START,END in virtual seconds for timelines ("": the plotter's default)
   std::vector<std::string> methods;  // only these labels; empty: all
   bool side_by_side = false;  // runs of different scenarios drawn apart instead of refused
+  std::string reference;      // the method under study for the tables ("": the sweep file's, or the trait)
 };
 int plot_command(const PlotCommand& cmd);
 

@@ -130,6 +130,9 @@ CLI::App* add_plot(CLI::App& app, Given& g) {
   c->add_option("--out", g.plot.out, "Where the figures go (default: the results folder)");
   c->add_option("--window", g.plot.window, "START,END: the virtual seconds timelines show (default: the first 10)");
   add_methods_option(c, g.plot.methods);
+  c->add_option("--reference", g.plot.reference,
+                "The method under study: the tables give its speed-up over the others (default: the sweep "
+                "file's analysis, else the method whose traits say so)");
   c->add_flag("--side-by-side", g.plot.side_by_side,
               "Draw runs whose scenarios differ (not only in /seed) as separate configurations instead of refusing");
   return c;

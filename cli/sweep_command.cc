@@ -347,6 +347,7 @@ class SweepRun {
     }
     FolderSetupLock setup(out_);  // one gather at a time, never beside a shard's setup
     write_file_atomically(out_ / "provenance.json", gather_sweep_provenance(sweep_, out_.string()));
+    if (sweep_.analysis.declared) write_file_atomically(out_ / "analysis.json", sweep_analysis_json(sweep_));
     write_file_atomically(csv, gather_sweep_csv(sweep_, out_.string()));
     mark(true);
     say(stdout, "{}\n", csv.string());

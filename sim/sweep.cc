@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -49,6 +51,13 @@ bool overlapping(const std::string& a, const std::string& b) {
   const std::string& longer = a.size() <= b.size() ? b : a;
   return longer.compare(0, shorter.size(), shorter) == 0 &&
          (longer.size() == shorter.size() || longer[shorter.size()] == '/');
+}
+
+// A key as one token of a JSON pointer (RFC 6901): "/seed" is "~1seed".
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
 }
 
 }  // namespace
@@ -110,6 +119,37 @@ Sweep load_sweep(const std::string& file) {
   if (points > kMaxSweepPoints)
     r.fail("axes", fmt::format("a grid of at most {} points (these axes make {:.0f})", kMaxSweepPoints, points));
   r.string("description", "");
+  if (auto a = r.child("analysis")) {
+    a->expect_object();
+    s.analysis.declared = true;
+    s.analysis.reference = a->string("reference", "");
+    s.analysis.family = a->string("family", "");
+    if (a->has("target")) {
+      s.analysis.target = a->number("target");
+      a->require(*s.analysis.target > 0 && *s.analysis.target <= 1, "target", "an accuracy in (0, 1]");
+    }
+    if (auto primary = a->child("primary")) {
+      for (size_t i = 0; i < primary->array_size(); ++i) {
+        const JsonReader cell = primary->element(i);
+        cell.expect_object();
+        if (cell.value().empty()) cell.fail("a cell named by at least one axis, e.g. {\"/topology/nodes\": 64}");
+        for (auto it = cell.value().begin(); it != cell.value().end(); ++it) {
+          const auto axis = std::find_if(s.axes.begin(), s.axes.end(), [&](const SweepAxis& x) { return x.path == it.key(); });
+          if (axis == s.axes.end())
+            throw InputError(file, cell.path() + "/" + pointer_token(it.key()), "expected the path of one of the sweep's axes");
+          if (axis->path == "/seed")
+            throw InputError(file, cell.path() + "/" + pointer_token(it.key()),
+                             "expected an axis other than /seed (a cell holds every seed)");
+          if (std::find(axis->values.begin(), axis->values.end(), it.value()) == axis->values.end())
+            throw InputError(file, cell.path() + "/" + pointer_token(it.key()), "expected one of the axis's values");
+          cell.has(it.key());
+        }
+        cell.done();
+      }
+      s.analysis.primary = primary->value();
+    }
+    a->done();
+  }
   r.done();
   return s;
 }
@@ -133,11 +173,6 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
     return out;
   };
   const std::string& base = sweep.base;
-  auto escaped = [](const std::string& pointer) {
-    std::string out;
-    for (char c : pointer) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-    return out;
-  };
   // Where the sweep wrote what the base refused at `e`'s path: an axis's
   // path (a key the base does not have) or value, a key of /set, a --set.
   auto blame_point_zero = [&](const InputError& e) -> InputError {
@@ -158,17 +193,39 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
     }
     for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
       if (overlapping(e.path(), it.key()))
-        return InputError(sweep.file, "/set/" + escaped(it.key()),
+        return InputError(sweep.file, "/set/" + pointer_token(it.key()),
                           fmt::format("a value the base scenario takes at {}; {}", it.key(), said));
     for (const std::string& set : sets)
       if (overlapping(e.path(), set.substr(0, set.find('='))))
         return InputError("--set " + set, "", fmt::format("a value the base scenario takes; {}", said));
     return InputError(sweep.file, "", fmt::format("a base scenario that the sweep's first point can run; {}", said));
   };
+  Scenario first;
   try {
-    load_scenario(base, overrides(-1, 0));
+    first = load_scenario(base, overrides(-1, 0));
   } catch (const InputError& e) {
     throw blame_point_zero(e);
+  }
+  // The declared analysis names what the points run: found out now, not
+  // when the tables are drawn hours later.
+  if (!sweep.analysis.reference.empty()) {
+    std::string labels;
+    bool found = false;
+    for (const MethodOptions& m : first.methods) {
+      labels += (labels.empty() ? "" : ", ") + m.label;
+      found = found || m.label == sweep.analysis.reference;
+    }
+    if (!found)
+      throw InputError(sweep.file, "/analysis/reference",
+                       fmt::format("expected the label of one of the methods the points run ({})", labels));
+  }
+  if (sweep.analysis.target) {
+    std::string targets;
+    for (double t : first.eval.targets) targets += (targets.empty() ? "" : ", ") + fmt::format("{:g}", t);
+    if (std::find(first.eval.targets.begin(), first.eval.targets.end(), *sweep.analysis.target) ==
+        first.eval.targets.end())
+      throw InputError(sweep.file, "/analysis/target",
+                       fmt::format("expected one of the points' /eval/targets ({})", targets.empty() ? "none" : targets));
   }
   for (size_t i = 0; i < sweep.axes.size(); ++i)
     for (size_t k = 1; k < sweep.axes[i].values.size(); ++k) {
@@ -184,7 +241,7 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
                            fmt::format("a value the base scenario takes at {}; {} (change this value)", path, said));
         std::string pinned;
         for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
-          if (overlapping(e.path(), it.key())) pinned = "/set/" + escaped(it.key()) + " sets it";
+          if (overlapping(e.path(), it.key())) pinned = "/set/" + pointer_token(it.key()) + " sets it";
         for (const std::string& set : sets)
           if (overlapping(e.path(), set.substr(0, set.find('=')))) pinned = "--set " + set + " sets it";
         throw InputError(sweep.file, where,

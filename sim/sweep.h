@@ -14,6 +14,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,29 @@ struct SweepAxis {
   std::vector<nlohmann::json> values;
 };
 
+// What the sweep's tables test, declared in the sweep file before any run
+// ("analysis", optional), so that a confirmatory claim is not chosen after
+// the results are seen:
+//   "analysis": {"reference": "gossip-scheduled",   the method under study (default: its trait)
+//                "target": 0.7,                     the target the map shows (default: the first)
+//                "family": "what the claim is",     text printed with the tables
+//                "primary": [{"/topology/nodes": 64, "/workload/partition": {...}}, ...]}
+// Each primary entry names a cell by some of the axes (each path an axis,
+// each value one of its values): the comparisons in those cells form a
+// confirmatory family adjusted by Holm, the others an exploratory one
+// adjusted by Benjamini-Hochberg (analysis/plots/tables.py).
+struct SweepAnalysis {
+  std::string reference, family;
+  std::optional<double> target;
+  nlohmann::json primary = nlohmann::json::array();
+  bool declared = false;
+};
+
 struct Sweep {
   std::string file, name, base;  // base: path of the base scenario, resolved
   nlohmann::json fixed;          // "set": path -> value
   std::vector<SweepAxis> axes;
+  SweepAnalysis analysis;
 
   size_t size() const;
   // The overrides of point `index`, as "/path=json" strings for --set.

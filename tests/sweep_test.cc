@@ -282,11 +282,14 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
     return cells;
   };
   const std::vector<std::string> names = split(header);
-  ASSERT_GE(names.size(), 4u);
-  EXPECT_EQ(names[names.size() - 4], "merges");
-  EXPECT_EQ(names[names.size() - 3], "staleness_mean_s");
-  EXPECT_EQ(names[names.size() - 2], "partners");
-  EXPECT_EQ(names.back(), "starved_cuts");
+  auto column = [&](const std::string& name) {
+    const auto at = std::find(names.begin(), names.end(), name);
+    EXPECT_NE(at, names.end()) << name;
+    return static_cast<size_t>(at - names.begin());
+  };
+  const size_t merges = column("merges"), staleness = column("staleness_mean_s"), partners = column("partners"),
+               cuts = column("starved_cuts"), target = column("target"), step = column("time_to_target_s"),
+               crossed = column("time_to_target_interp_s"), node_mean = column("final_accuracy_node_mean");
   const nlohmann::json summary = nlohmann::json::parse(read(straight / "points/0/summary.json"));
   int checked = 0;
   while (std::getline(lines, row)) {
@@ -295,13 +298,27 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
     if (cells[0] != "0") continue;
     for (const auto& m : summary["methods"])
       if (m["label"] == cells[4]) {
-        EXPECT_EQ(std::stoll(cells[cells.size() - 4]), m["merges"].get<int64_t>()) << row;
+        EXPECT_EQ(std::stoll(cells[merges]), m["merges"].get<int64_t>()) << row;
         EXPECT_GT(m["merges"].get<int64_t>(), 0);
-        EXPECT_NEAR(std::stod(cells[cells.size() - 3]), m["staleness"]["seconds"]["mean"].get<double>(), 1e-5) << row;
+        EXPECT_NEAR(std::stod(cells[staleness]), m["staleness"]["seconds"]["mean"].get<double>(), 1e-5) << row;
         // 4 nodes: each hears from between 1 and 3 others.
-        EXPECT_GE(std::stod(cells[cells.size() - 2]), 1.0) << row;
-        EXPECT_LE(std::stod(cells[cells.size() - 2]), 3.0) << row;
-        EXPECT_EQ(cells.back(), std::to_string(m["starved_cuts"].size())) << row;
+        EXPECT_GE(std::stod(cells[partners]), 1.0) << row;
+        EXPECT_LE(std::stod(cells[partners]), 3.0) << row;
+        EXPECT_EQ(cells[cuts], std::to_string(m["starved_cuts"].size())) << row;
+        // The time the accuracy crossed the target, between evaluations,
+        // and the evaluation that saw it: never later than that one.
+        const nlohmann::json& hit = m["time_to_accuracy"][cells[target]];
+        if (hit.is_null()) {
+          EXPECT_EQ(cells[crossed], "") << row;
+        } else {
+          EXPECT_NEAR(std::stod(cells[crossed]), hit["interpolated_s"].get<double>(), 1e-5) << row;
+          EXPECT_LE(std::stod(cells[crossed]), std::stod(cells[step]) + 1e-9) << row;
+        }
+        const nlohmann::json& finals = m["final_accuracy_by"];
+        if (finals.contains("node_mean") && !finals["node_mean"].is_null())
+          EXPECT_NEAR(std::stod(cells[node_mean]), finals["node_mean"].get<double>(), 1e-5) << row;
+        else
+          EXPECT_EQ(cells[node_mean], "") << row;
         ++checked;
       }
   }
@@ -363,15 +380,23 @@ TEST(Sweep, SetTraceAndWorkersReachEveryPoint) {
 namespace gossipsim {
 namespace {
 
-// The map of where scheduling wins (#23): two axes besides /seed, a cell
-// per pair of values, the speed-up over the seeds. The map's cells from a
-// sweep.csv written here. Scheduling reaches the target at 10 s on the
-// average model and 20 s on the node mean in every seed; overlap's times are
-// listed per cell (empty: never), the same on both. So on the average model
-// (8, a) is 2x in every seed, (8, b) has ratios 1, 0.5, 2 (geometric mean 1,
-// interval around 1), (16, a) is 0.5x, (16, b) has one seed where both
-// reached it; on the node mean every ratio halves.
-TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
+// The map of where scheduling wins (#23), under the statistics of issue 34:
+// two axes besides /seed, a cell per pair of values, every seed kept. The
+// map's cells from a sweep.csv written here, 8 seeds a cell, runs of 40 s.
+// Scheduling reaches the target at 10 s on the average model (20 s on the
+// node mean) in every seed; overlap's times per cell, the same on both:
+//   (8, a): 20 in every seed: ratio 2 in all 8, exact p 2/256 = 0.0078;
+//   (8, b): 5 and 20 in turn: ratios 0.5 and 2, log sum 0, p 1;
+//   (16, a): 5 everywhere: ratio 0.5, p 0.0078;
+//   (16, b): never in seeds 1-7 (their end, 40 s, counts: ratio 4), 10 in
+//            seed 8 (a tie): geometric mean 4^(7/8), p 4/256 = 0.0156 (the
+//            old map dropped the 7 seeds and showed "one seed").
+// Benjamini-Hochberg over the 4 cells: 0.0156, 1, 0.0156, 0.0208: (8, a),
+// (16, a) and (16, b) are called, (8, b) is not. And a (32, a) cell of two
+// seeds where scheduling is twice as fast in both: the old map marked such
+// cells from 2 seeds (their t-interval excluded 1); its p is 2/4 = 0.5, and
+// it is never called.
+TEST(Sweep, TheMapCallsOnlyTheCellsWhoseAdjustedExactPSurvives) {
   const fs::path dir = fs::temp_directory_path() / ("gossipsim-map-" + std::to_string(::getpid()));
   fs::create_directories(dir / "points");
   {
@@ -379,69 +404,64 @@ TEST(Sweep, TheMapMarksTheCellsWhoseIntervalExcludesOne) {
     csv << "point,/topology/nodes,/x,/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,"
            "bytes_sent,transfers,target,time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,"
            "merges,staleness_mean_s,partners\n";
-    const std::map<std::pair<int, std::string>, std::vector<std::string>> overlap = {
-        {{8, "a"}, {"20", "20", "20"}}, {{8, "b"}, {"10", "5", "20"}}, {{16, "a"}, {"5", "5", "5"}},
-        {{16, "b"}, {"", "", "10"}}};
+    auto times = [](int nodes, const std::string& x, int s) -> std::string {
+      if (nodes == 8) return x == "a" ? "20" : s % 2 ? "20" : "5";
+      if (nodes == 16) return x == "a" ? "5" : s == 7 ? "10" : "";
+      return "20";  // (32, a)
+    };
     int point = 0;
-    for (const auto& [cell, times] : overlap)
-      for (int s = 0; s < 3; ++s, ++point) {
-        csv << point << "," << cell.first << "," << cell.second << "," << s + 1
+    for (const auto& [nodes, x, seeds] : std::vector<std::tuple<int, std::string, int>>{
+             {8, "a", 8}, {8, "b", 8}, {16, "a", 8}, {16, "b", 8}, {32, "a", 2}})
+      for (int s = 0; s < seeds; ++s, ++point) {
+        csv << point << "," << nodes << "," << x << "," << s + 1
             << ",gossip-scheduled,gossip-scheduled,1,0.9,0.9,40,1,1,1,0.8,10,20,,300,0.2,2\n";
-        csv << point << "," << cell.first << "," << cell.second << "," << s + 1
-            << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8," << times[s] << "," << times[s] << ",,"
-            << 100 * (s + 1) << ",0.4," << s + 4 << "\n";
+        const std::string t = times(nodes, x, s);
+        csv << point << "," << nodes << "," << x << "," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8,"
+            << t << "," << t << ",," << 100 * (s % 3 + 1) << ",0.4," << s % 3 + 4 << "\n";
       }
   }
   std::string out;
   ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + dir.string(), &out), 0) << out;
   std::ifstream in(dir / "figures.json");
   const nlohmann::json figures = nlohmann::json::parse(in);
-  for (const char* name : {"sweep-map.png", "sweep-map-node_mean.png"}) {
-    SCOPED_TRACE(name);
-    const double k = std::string(name) == "sweep-map.png" ? 1.0 : 0.5;
-    const nlohmann::json facts = figures[name];
-    EXPECT_EQ(facts["reference"], "gossip-scheduled");
-    std::map<std::pair<std::string, std::string>, nlohmann::json> cells;
-    for (const auto& c : facts["cells"]) cells[{c["/topology/nodes"], c["/x"]}] = c;
-    auto cell = [&](const char* nodes, const char* x) { return cells[{nodes, x}]; };
-    ASSERT_EQ(cells.size(), 3u) << facts.dump();  // (16, b) has one pair: no cell value
-    EXPECT_NEAR(cell("8", "a")["speedup"].get<double>(), 2.0 * k, 1e-12);
-    EXPECT_NEAR(cell("8", "a")["low"].get<double>(), 2.0 * k, 1e-12);  // three equal ratios: no spread
-    EXPECT_NEAR(cell("8", "b")["speedup"].get<double>(), 1.0 * k, 1e-12);
-    EXPECT_LT(cell("8", "b")["low"].get<double>(), 1.0 * k);
-    EXPECT_GT(cell("8", "b")["high"].get<double>(), 1.0 * k);
-    EXPECT_NEAR(cell("16", "a")["speedup"].get<double>(), 0.5 * k, 1e-12);
-    EXPECT_NEAR(cell("16", "a")["high"].get<double>(), 0.5 * k, 1e-12);
-    EXPECT_EQ(cell("8", "a")["reference_reached"], 3);
-    EXPECT_EQ(cell("8", "a")["other_reached"], 3);
-    EXPECT_EQ(cell("8", "a")["of"], 3);
-    EXPECT_TRUE(fs::exists(dir / name));
-  }
-  // The cells as text: (8, b)'s logs are 0, -ln 2, ln 2 (sd ln 2), so its
-  // interval is exp(+-4.303 ln 2 / sqrt 3) = [0.18, 5.60]; in (16, b) both
-  // reached it in one seed (ratio 1), scheduling in 3 and overlap in 1.
+  const nlohmann::json facts = figures["sweep-map.png"];
+  EXPECT_EQ(facts["reference"], "gossip-scheduled");
+  std::map<std::pair<std::string, std::string>, nlohmann::json> cells;
+  for (const auto& c : facts["cells"]) cells[{c["/topology/nodes"], c["/x"]}] = c;
+  auto cell = [&](const char* nodes, const char* x) { return cells[{nodes, x}]; };
+  ASSERT_EQ(cells.size(), 5u) << facts.dump();
+  EXPECT_NEAR(cell("8", "a")["speedup"].get<double>(), 2.0, 1e-12);
+  EXPECT_NEAR(cell("8", "a")["p"].get<double>(), 2.0 / 256, 1e-15);
+  EXPECT_NEAR(cell("8", "a")["low"].get<double>(), 2.0, 1e-9);  // eight equal ratios: no spread
+  EXPECT_NEAR(cell("8", "b")["speedup"].get<double>(), 1.0, 1e-12);
+  EXPECT_EQ(cell("8", "b")["p"].get<double>(), 1.0);
+  EXPECT_NEAR(cell("16", "a")["speedup"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(cell("16", "b")["speedup"].get<double>(), std::pow(4.0, 7.0 / 8), 1e-12);
+  EXPECT_NEAR(cell("16", "b")["p"].get<double>(), 4.0 / 256, 1e-15);
+  // Benjamini-Hochberg over 5 cells, by hand: p sorted 2/256, 2/256, 4/256,
+  // 1/2, 1; this cell is third, so 4/256 x 5/3 (no later rank gives less).
+  EXPECT_NEAR(cell("16", "b")["p_adjusted"].get<double>(), 4.0 / 256 * 5 / 3, 1e-15);
+  EXPECT_NEAR(cell("8", "a")["p_adjusted"].get<double>(), 2.0 / 256 * 5 / 2, 1e-15);
+  EXPECT_NEAR(cell("32", "a")["p_adjusted"].get<double>(), 0.5 * 5 / 4, 1e-15);
+  EXPECT_NEAR(cell("32", "a")["p"].get<double>(), 0.5, 1e-15);
+  for (const auto& [key, called] : std::vector<std::pair<std::pair<const char*, const char*>, bool>>{
+           {{"8", "a"}, true}, {{"8", "b"}, false}, {{"16", "a"}, true}, {{"16", "b"}, true}, {{"32", "a"}, false}})
+    EXPECT_EQ(cell(key.first, key.second)["called"], called) << key.first << " " << key.second;
+  EXPECT_EQ(cell("16", "b")["reference_reached"], 8);
+  EXPECT_EQ(cell("16", "b")["other_reached"], 1);
+  EXPECT_TRUE(fs::exists(dir / "sweep-map.png"));
+  EXPECT_TRUE(fs::exists(dir / "sweep-map-node_mean.png"));
+  // The cells as text, with their p and adjusted p.
   const std::string text = read(dir / "sweep-map.md");
-  EXPECT_NE(text.find("| 8 | 2.00x [2.00, 2.00] **+** | 1.00x [0.18, 5.60] |"), std::string::npos) << text;
-  EXPECT_NE(text.find("| 16 | 0.50x [0.50, 0.50] **-** | 1.00x, one seed (3 vs 1 of 3) |"), std::string::npos) << text;
-  EXPECT_NE(read(dir / "sweep-map-node_mean.md").find("| 16 | 0.25x [0.25, 0.25] **-** | 0.50x, one seed (3 vs 1 of 3) |"),
-            std::string::npos);
+  EXPECT_NE(text.find("| 8 | 2.00x [2.00, 2.00], p 0.00781 (adj. 0.0195) **+** | 1.00x ["), std::string::npos) << text;
+  EXPECT_NE(text.find("| 32 | 2.00x, p 0.5 (adj. 0.625) |"), std::string::npos) << text;
+  EXPECT_NE(text.find("(8 vs 1 of 8 reached it)"), std::string::npos) << text;
   // And why, per cell: scheduling merges 300 times in every seed, overlap
-  // 100, 200, 300 (ratios 3, 1.5, 1: geometric mean 4.5^(1/3) = 1.65);
-  // staleness 0.2 s against 0.4 s (0.50x); 2 partners against 4, 5, 6
-  // (mean 5).
+  // 100, 200, 300 in turn; 2 partners against 4, 5, 6.
   const size_t why = text.find("### why: gossip-scheduled's merges and their mean staleness over gossip-overlap's");
   ASSERT_NE(why, std::string::npos) << text;
-  EXPECT_NE(text.find("| 8 | merges 1.65x, staleness 0.50x, partners 2.0 vs 5.0 | merges 1.65x, staleness 0.50x, partners 2.0 vs 5.0 |", why), std::string::npos)
-      << text;
-  // The cells against their mechanism: one point per cell with an
-  // interval, at the merges (1.65x) and partners (2 over 5) computed above.
   const nlohmann::json against = figures["sweep-map-why.png"];
-  ASSERT_EQ(against["points"].size(), 3u) << against.dump();
-  for (const auto& p : against["points"]) {
-    EXPECT_NEAR(p["merges"].get<double>(), std::cbrt(4.5), 1e-9);
-    EXPECT_NEAR(p["partners"].get<double>(), 2.0 / 5.0, 1e-12);
-  }
-  EXPECT_TRUE(fs::exists(dir / "sweep-map-why.png"));
+  EXPECT_EQ(against["points"].size(), 5u) << against.dump();
   fs::remove_all(dir);
 }
 
@@ -470,13 +490,18 @@ TEST(Sweep, PlotRefusesADamagedSweepCsvNamingItsLineAndColumn) {
   fs::remove_all(dir);
 }
 
-TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
-  // A sweep.csv written here: three seeds, two methods, two targets.
-  // Scheduling reaches 0.8 at 10, 12, 14 s and overlap at 20, 18, 28 s:
-  // mean 12, sd 2, t(0.975, 2) = 4.303, half-width 4.303 * 2 / sqrt(3).
-  // Per-seed speed-ups 2, 1.5, 2: the geometric mean and its interval come
-  // from the logs, here computed independently of plot.py. Overlap reaches
-  // 0.85 in two seeds only.
+TEST(Sweep, PlotGivesCensoredTimesExactTestsAndAdjustedVerdicts) {
+  // A sweep.csv written here: three seeds, two methods, two targets, runs of
+  // 40 virtual s. Scheduling reaches 0.8 at 10, 12, 14 s and 0.85 at 20, 22,
+  // 24; overlap reaches 0.8 at 20, 18, 28 and 0.85 at 30, 30 and never in
+  // the third seed, which counts its end, 40 s (censored, not dropped).
+  // By hand: scheduling's restricted means 12 and 22, each +- 4.303 x 2 /
+  // sqrt(3); overlap's to 0.85 (30 + 30 + 40) / 3 = 33.33 +- 4.303 x
+  // 5.7735 / sqrt(3). Speed-ups: to 0.8 the ratios 2, 1.5, 2; to 0.85 1.5,
+  // 30/22 and 40/24: geometric means computed here. Three positive log
+  // ratios: the exact sign-flip p is 2/8 = 0.25, the smallest 3 seeds can
+  // give, so no call is possible; Benjamini-Hochberg over the 2 comparisons
+  // leaves 0.25.
   const fs::path dir = fs::temp_directory_path() / ("gossipsim-stats-" + std::to_string(::getpid()));
   fs::create_directories(dir / "points");  // with sweep.csv: a finished sweep
   {
@@ -496,23 +521,27 @@ TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
   std::ifstream in(dir / "time_to_accuracy.md");
   const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const double half = 4.303 * 2 / std::sqrt(3.0);
-  const double logs[3] = {std::log(2.0), std::log(1.5), std::log(2.0)};
-  const double m = (logs[0] + logs[1] + logs[2]) / 3;
-  double var = 0;
-  for (double l : logs) var += (l - m) * (l - m) / 2;
-  const double lh = 4.303 * std::sqrt(var) / std::sqrt(3.0);
   const double finals_sd = 0.01;  // of 0.86, 0.87, 0.88
   EXPECT_NE(md.find("## /workload/partition = iid"), std::string::npos) << md;
-  EXPECT_NE(md.find(fmt::format("| gossip-scheduled | {:.3f} ± {:.3f} | {:.1f} ± {:.1f} | {:.1f} ± {:.1f} |", 0.87,
-                                4.303 * finals_sd / std::sqrt(3.0), 12.0, half, 22.0, half)),
+  EXPECT_NE(md.find("The family: the 2 comparisons of this file, adjusted by Benjamini-Hochberg"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find(fmt::format("| gossip-scheduled | {:.3f} ± {:.3f} | {:.1f} ± {:.1f} (3/3) | {:.1f} ± {:.1f} (3/3) |",
+                                0.87, 4.303 * finals_sd / std::sqrt(3.0), 12.0, half, 22.0, half)),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find(fmt::format("| 30.0 ± 0.0 (2/3) |")), std::string::npos) << md;
-  EXPECT_NE(md.find(fmt::format("| gossip-overlap | {:.2f}x [{:.2f}, {:.2f}]: scheduling faster |", std::exp(m),
-                                std::exp(m - lh), std::exp(m + lh))),
+  const double overlap_sd = std::sqrt((2 * std::pow(30 - 100.0 / 3, 2) + std::pow(40 - 100.0 / 3, 2)) / 2);
+  EXPECT_NE(md.find(fmt::format("| {:.1f} ± {:.1f} (2/3) |", 100.0 / 3, 4.303 * overlap_sd / std::sqrt(3.0))),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("only scheduling reached it (in 1 of 3 seeds)"), std::string::npos) << md;
+  const double to08 = std::exp((std::log(2.0) + std::log(1.5) + std::log(2.0)) / 3);
+  const double to085 = std::exp((std::log(1.5) + std::log(30.0 / 22) + std::log(40.0 / 24)) / 3);
+  EXPECT_NE(md.find(fmt::format("| gossip-overlap | {:.2f}x, p 0.25 (adj. 0.25): cannot reach 0.05 with 3 seeds "
+                                "(smallest p 0.25) | {:.2f}x, p 0.25 (adj. 0.25): cannot reach 0.05 with 3 seeds "
+                                "(smallest p 0.25); only the reference reached it in 1, only gossip-overlap in 0 of 3 "
+                                "seeds |",
+                                to08, to085)),
+            std::string::npos)
+      << md;
 
   // With the nodes' own times (time_to_target_node_mean_s), each
   // combination gets a node-mean table after its average one: here every
@@ -537,7 +566,7 @@ TEST(Sweep, PlotGivesIntervalsOverSeedsAndAVerdictPerSpeedUp) {
   ASSERT_NE(average, std::string::npos) << md2;
   ASSERT_NE(node, std::string::npos) << md2;
   EXPECT_LT(average, node);
-  EXPECT_NE(md2.find(fmt::format("| {:.1f} ± {:.1f} | {:.1f} ± {:.1f} |", 13.0, half, 23.0, half), node),
+  EXPECT_NE(md2.find(fmt::format("| {:.1f} ± {:.1f} (3/3) | {:.1f} ± {:.1f} (3/3) |", 13.0, half, 23.0, half), node),
             std::string::npos)
       << md2;
   fs::remove_all(dir);
@@ -805,6 +834,151 @@ TEST(Sweep, AValueTheBaseRefusesIsNamedWhereTheSweepWroteIt) {
                 .find(file + ": /set/~1stop~1virtual_s: a value the base scenario takes at /stop/virtual_s"),
             std::string::npos);
   fs::remove_all(temp("values.json").parent_path());
+}
+
+}  // namespace
+}  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+// The analysis a sweep file declares before its runs ("analysis": the
+// reference, the target, the primary cells) is read as strictly as the
+// rest: each mistake named at its path, before any point runs.
+TEST(Sweep, TheDeclaredAnalysisIsReadStrictlyBeforeAnyPointRuns) {
+  const std::string base = std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json";
+  const nlohmann::json axes = {{{"path", "/seed"}, {"values", {1, 2}}},
+                               {{"path", "/topology/nodes"}, {"values", {4, 8}}}};
+  const fs::path file = temp("analysis.json");
+  auto refusal = [&](const nlohmann::json& analysis) {
+    std::ofstream(file) << nlohmann::json{{"name", "t"}, {"base", base}, {"axes", axes}, {"analysis", analysis}}.dump();
+    std::string text;
+    const int code = run(file.string() + " --out " + temp("analysis").string(), &text);
+    EXPECT_FALSE(fs::exists(temp("analysis"))) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    return code == 2 ? text : "accepted: " + text;
+  };
+  const std::string at = file.string() + ": ";
+  EXPECT_NE(refusal("gossip").find(at + "/analysis: expected an object"), std::string::npos);
+  EXPECT_NE(refusal({{"target", 0}}).find(at + "/analysis/target: expected an accuracy in (0, 1]"), std::string::npos);
+  EXPECT_NE(refusal({{"target", 1e9}}).find(at + "/analysis/target: expected an accuracy in (0, 1]"), std::string::npos);
+  EXPECT_NE(refusal({{"target", "0.7"}}).find(at + "/analysis/target: expected a number"), std::string::npos);
+  EXPECT_NE(refusal({{"target", 0.75}}).find(at + "/analysis/target: expected one of the points' /eval/targets "
+                                                   "(0.6, 0.7, 0.8)"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"reference", "gosip"}}).find(at + "/analysis/reference: expected the label of one of the "
+                                                        "methods the points run (gossip, gossip-overlap, "
+                                                        "gossip-scheduled, allreduce, single)"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"primary", {{{"/topology/nodes", 16}}}}})
+                .find(at + "/analysis/primary/0/~1topology~1nodes: expected one of the axis's values"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"primary", {{{"/seed", 1}}}}})
+                .find(at + "/analysis/primary/0/~1seed: expected an axis other than /seed"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"primary", {{{"/compute/jitter", 0}}}}})
+                .find(at + "/analysis/primary/0/~1compute~1jitter: expected the path of one of the sweep's axes"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"primary", {nlohmann::json::object()}}})
+                .find(at + "/analysis/primary/0: expected a cell named by at least one axis"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"primary", "all"}}).find(at + "/analysis/primary: expected an array"), std::string::npos);
+  EXPECT_NE(refusal({{"refrence", "gossip"}}).find(at + "/analysis/refrence: unknown key"), std::string::npos);
+  fs::remove_all(file.parent_path());
+}
+
+}  // namespace
+}  // namespace gossipsim
+
+namespace gossipsim {
+namespace {
+
+// A sweep.csv written here: cells /x = a and b, three seeds each.
+// Scheduling reaches 0.8 at 10, 12, 14 s in both; overlap at `overlap_a`
+// in a and at 10, 12, 14 (ties) in b.
+fs::path hand_sweep(const std::string& name, const double (&overlap_a)[3], bool with_x = true) {
+  const fs::path dir = temp(name);
+  fs::create_directories(dir / "points");
+  std::ofstream csv(dir / "sweep.csv");
+  csv << "point" << (with_x ? ",/x" : "") << ",/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,"
+      << "epochs,bytes_sent,transfers,target,time_to_target_s\n";
+  const double sched[3] = {10, 12, 14};
+  int point = 0;
+  for (const std::string x : {"a", "b"}) {
+    if (!with_x && x == "b") break;
+    for (int s = 0; s < 3; ++s, ++point) {
+      const std::string at = std::to_string(point) + (with_x ? "," + x : "") + "," + std::to_string(s + 1);
+      csv << at << ",gossip-scheduled,gossip-scheduled,1,0.86,0.9,40,1,1,1,0.8," << sched[s] << "\n";
+      csv << at << ",gossip-overlap,gossip-overlap,0,0.85,0.9,40,1,1,1,0.8," << (x == "a" ? overlap_a[s] : sched[s])
+          << "\n";
+    }
+  }
+  return dir;
+}
+
+// The analysis the sweep file declared (analysis.json beside sweep.csv)
+// decides the families and is printed with the tables; --reference turns
+// the speed-ups around; two sweeps are set side by side cell by cell; a
+// sweep of seeds alone is drawn as a distribution.
+TEST(Sweep, PlotTakesTheDeclaredAnalysisAReferenceAndTwoSweepsSideBySide) {
+  const fs::path a = hand_sweep("a", {20, 18, 28});
+  std::ofstream(a / "analysis.json") << R"({"primary": [{"/x": "a"}], "family": "scheduling is faster at a"})";
+  std::string out;
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string(), &out), 0) << out;
+  const std::string md = read(a / "time_to_accuracy.md");
+  EXPECT_NE(md.find("as the sweep file declared it before the runs: scheduling is faster at a"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Confirmatory cells (declared in the sweep file before the runs): 1 comparison, adjusted by Holm"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("the other cells are exploratory: 1 comparison, adjusted by Benjamini-Hochberg"),
+            std::string::npos)
+      << md;
+  // Ratios 2, 1.5, 2: their geometric mean; three positive: p = 2/8, and
+  // Holm over the one confirmatory comparison leaves it (3 seeds give no
+  // interval at 95%: no shift can be rejected).
+  const double speedup = std::exp((2 * std::log(2.0) + std::log(1.5)) / 3);
+  EXPECT_NE(md.find(fmt::format("| gossip-overlap | {:.2f}x, p 0.25 (adj. 0.25): cannot reach 0.05 with 3 seeds",
+                                speedup)),
+            std::string::npos)
+      << md;
+  // --reference gossip-overlap: the same comparison, the other way round.
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " --reference gossip-overlap", &out),
+            0)
+      << out;
+  const std::string turned = read(a / "time_to_accuracy.md");
+  EXPECT_NE(turned.find(fmt::format("| gossip-scheduled | {:.2f}x, p 0.25", 1 / speedup)), std::string::npos) << turned;
+  EXPECT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " --reference gosip", &out), 2);
+  EXPECT_NE(out.find("--reference: no method labelled gosip in this sweep; its labels are gossip-scheduled, "
+                     "gossip-overlap"),
+            std::string::npos)
+      << out;
+
+  // A second sweep where overlap takes 20, 24, 28 s in a: 2x in every
+  // seed; without a declared analysis its two comparisons are one family
+  // (Benjamini-Hochberg: 0.25 x 2 / 1).
+  const fs::path b = hand_sweep("b", {20, 24, 28}), both = temp("both");
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " " + b.string() + " --out " +
+                                both.string(),
+                            &out),
+            0)
+      << out;
+  const std::string compared = read(both / "sweep-compare.md");
+  EXPECT_NE(compared.find(fmt::format("| /x = a | gossip-overlap | 0.8 | {:.2f}x, adj. p 0.25: cannot reach 0.05 "
+                                      "with 3 seeds (smallest p 0.25) | 2.00x, adj. p 0.5: cannot reach 0.05",
+                                      speedup)),
+            std::string::npos)
+      << compared;
+  EXPECT_NE(compared.find("| /x = b | gossip-overlap | 0.8 | 1.00x"), std::string::npos) << compared;
+  EXPECT_TRUE(fs::exists(both / "a" / "time_to_accuracy.md"));
+  EXPECT_TRUE(fs::exists(both / "b" / "sweep.png"));
+
+  // Seeds alone: points per method, not a line through seeds.
+  const fs::path seeds = hand_sweep("seeds", {20, 18, 28}, false);
+  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + seeds.string(), &out), 0) << out;
+  const nlohmann::json facts = nlohmann::json::parse(read(seeds / "figures.json"));
+  EXPECT_EQ(facts["sweep.png"]["seeds_only"], true) << facts.dump();
+  fs::remove_all(a.parent_path());
 }
 
 }  // namespace

@@ -21,6 +21,8 @@ def parse(argv, description):
     p.add_argument("--window", help="START,END in virtual seconds for timelines (default: the first "
                                     f"{timeline.DEFAULT_WINDOW_S:g} s)")
     p.add_argument("--methods", help="only these method labels (comma-separated)")
+    p.add_argument("--reference", help="the method under study, whose speed-up over the others the tables give "
+                                       "(default: the sweep file's analysis, else the method whose traits say so)")
     p.add_argument("--side-by-side", action="store_true",
                    help="draw runs whose scenarios differ as separate configurations instead of refusing to pool them")
     return p.parse_args(argv)
@@ -31,12 +33,13 @@ def is_sweep(folder):
 
 
 def plot_sweeps(a, figs):
-    """A sweep's figures and tables. Several sweeps are not pooled (their
-    points are not seeds of one another); one sweep is drawn at a time."""
+    """A sweep's figures and tables; several sweeps side by side (each in a
+    folder of its own, and sweep-compare.md): their points are not seeds of
+    one another, so they are never pooled."""
     if len(a.results) > 1:
-        raise PlotError(f"{a.results[1]}: expected one sweep folder; plot draws one sweep at a time (plot each "
-                        "into its own --out)")
-    sweep.plot_sweep(a.results[0], figs)
+        sweep.compare_sweeps(a.results, figs, a.reference)
+    else:
+        sweep.plot_sweep(a.results[0], figs, a.reference)
 
 
 def load_runs(folders):
@@ -82,7 +85,19 @@ def pool(a, loaded):
             run["kind"] = kinds[folder]
             key = f"{label} [{names[folder]}]" if a.side_by_side else f"{label} [{kinds[folder]}]" if compare else label
             by_label.setdefault(key, []).append(run)
+    if not compare and not a.side_by_side and loaded:
+        title += f" ({len(loaded)} {'seed' if len(loaded) == 1 else 'seeds'}; {network_assumed(loaded[0][3])})"
     return by_label, targets, title, evaluated, compare
+
+
+def network_assumed(scenario):
+    """The flow model a simulation assumed and the TCP connections it stands
+    for (docs/network-model.md), for a figure's title."""
+    net = scenario.get("network", {}) if isinstance(scenario.get("network"), dict) else {}
+    model = net.get("model", "maxmin")
+    if model == "slowstart":
+        return f"slowstart: {net.get('slowstart', {}).get('connections', 'fresh')} connections"
+    return {"maxmin": "maxmin: warm connections", "tcp": "tcp (SimGrid LV08)"}.get(model, model)
 
 
 def select_methods(a, by_label):
@@ -123,7 +138,7 @@ def draw_evaluations(figs, by_label, colour, targets, title, evaluated):
     figs.note("skipped", accuracy="not evaluated: timeline only")
 
 
-def draw_tables(figs, by_label, targets, evaluated, provenances):
+def draw_tables(figs, by_label, targets, evaluated, provenances, reference=None):
     if not (targets and evaluated):
         return
     # The average model and the nodes' own (mean over nodes) side by side:
@@ -133,7 +148,7 @@ def draw_tables(figs, by_label, targets, evaluated, provenances):
     sections = [sec for sec in sections if sec[2] is not None]
     if len(sections) == 1 or not sections:
         sections = [("", {}, tables.outcomes_of_runs(by_label, targets))]
-    tables.write_tables(figs, sections, targets, preface=provenance_lines(provenances))
+    tables.write_tables(figs, sections, targets, preface=provenance_lines(provenances), reference=reference)
 
 
 def draw_timelines(figs, by_label, window):
@@ -155,7 +170,11 @@ def plot_runs(a, figs):
     curves.heat_maps(figs, by_label, "matrix", "src", "dst", "comm_matrix.png", "node")
     curves.heat_maps(figs, by_label, "regions", "src_region", "dst_region", "comm_regions.png", "region")
     curves.regional_consensus(figs, by_label, colour, title)
-    draw_tables(figs, by_label, targets, evaluated, [summary.get("provenance") for _, summary, _, _ in loaded])
+    if a.reference and a.reference not in {l.split(" [")[0] for l in by_label}:
+        raise PlotError(f"--reference: no method labelled {a.reference} in these results; their labels are "
+                        + ", ".join(dict.fromkeys(l.split(" [")[0] for l in by_label)))
+    draw_tables(figs, by_label, targets, evaluated, [summary.get("provenance") for _, summary, _, _ in loaded],
+                a.reference)
     if compare:
         sim_vs_real.sim_vs_real(figs, by_label, targets if evaluated else [])
     draw_timelines(figs, by_label, window)

@@ -205,6 +205,7 @@ def activity(figs, by_label, colour, title):
         plt.close(fig)
         return
     rate_ax.set_ylabel("transfers finished per s\n(allreduce: ring chunks)")
+    rate_ax.set_ylim(bottom=0)  # from 0: a scale from 25 made a dip look like a stop
     rate_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     rate_ax.set_title(f"{title}: the whole run ({ACTIVITY_BINS} bins)", fontsize=10)
     util_ax.set_ylabel("share of time sending\n(median node)" if figs.line else "share of time sending\n(median node; band 10-90%)")
@@ -264,9 +265,13 @@ def regional_consensus(figs, by_label, colour, title):
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drawn = False
+    # With one node per region there is nothing within a region: its
+    # distance is 0 throughout, drawn as lines on the axis it said nothing.
+    alone = all(number(r.get("within")) == 0 for l in labels for r in by_label[l][0]["consensus_regions"]
+                if r.get("within"))
     for l in labels:
         rows = by_label[l][0]["consensus_regions"]
-        for column, style in (("within", "-"), ("between", "--")):
+        for column, style in ((("between", "--"),) if alone else (("within", "-"), ("between", "--"))):
             xs, ys = series(rows, "time_s", column)
             if len(xs):
                 ax.plot(xs, ys, style, color=colour[l], label=f"{l} {column}")
@@ -275,12 +280,14 @@ def regional_consensus(figs, by_label, colour, title):
         plt.close(fig)
         return
     ax.set_xlabel("virtual time (s)")
-    ax.set_ylabel("consensus distance: within regions (solid), between (dashed)")
+    ax.set_ylabel("consensus distance between regions (dashed)" if alone else
+                  "consensus distance: within regions (solid), between (dashed)")
     ax.set_yscale("symlog", linthresh=1e-6)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(title)
+    ax.set_title(title + ("\none node per region: the distance within regions is 0, not drawn" if alone else ""),
+                 fontsize=9)
     fig.tight_layout()
     figs.save(fig, "consensus_regions.png")
-    figs.note("consensus_regions.png", **axis_facts(ax))
+    figs.note("consensus_regions.png", **axis_facts(ax), one_node_per_region=alone)
     plt.close(fig)

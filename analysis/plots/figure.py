@@ -7,6 +7,7 @@ pixels) and the line style of each label. Nothing here is module state: a
 Figures is made per call of the command.
 """
 import json
+import math
 import os
 
 import matplotlib
@@ -52,8 +53,23 @@ class Figures:
             raise OSError(e.errno, e.strerror or str(e), path) from None
 
     def write_facts(self):
-        with open(self.path("figures.json"), "w") as f:
-            json.dump(self.facts, f, indent=1)
+        """figures.json, strict JSON: a number that is not finite (an
+        interval two seeds cannot give) is null."""
+        path = self.path("figures.json")
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(finite_or_null(self.facts), f, indent=1, allow_nan=False)
+        os.replace(tmp, path)
+
+
+def finite_or_null(v):
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: finite_or_null(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite_or_null(x) for x in v]
+    return v
 
 
 def axis_facts(ax):

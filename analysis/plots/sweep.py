@@ -1,6 +1,7 @@
 """The figures and tables of a sweep: sweep.png, the map of where the method
 under study wins (sweep-map*.png and .md, and its why-figure) and the
 time_to_accuracy tables per combination of the axes other than /seed."""
+import json
 import math
 import os
 
@@ -8,22 +9,33 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .results import PlotError, axis_value_key, number, provenance_lines, read_csv, read_json
-from .stats import interval, ratio_interval
-from .tables import TARGET_METRICS, write_tables
+from .stats import benjamini_hochberg, holm, interval, ratio_interval
+from .tables import ALPHA, TARGET_METRICS, compare, write_tables
 
 # The columns of sweep.csv that its figures read as numbers.
 SWEEP_NUMBER_COLUMNS = ("final_accuracy", "best_accuracy", "time_to_target_s", "time_to_target_node_mean_s",
-                        "time_to_target_node_min_s", "merges", "staleness_mean_s", "partners")
+                        "time_to_target_node_min_s", "merges", "staleness_mean_s", "partners", "starved_cuts",
+                        "time_to_target_interp_s", "time_to_target_node_mean_interp_s",
+                        "time_to_target_node_min_interp_s", "final_accuracy_node_mean", "final_accuracy_node_min")
 
 
-def plot_sweep(folder, figs):
-    """sweep.png: time to the first target against the first axis, per method
-    (mean over the other axes, seeds included), and the speed-up of the
-    method under study over each other method at every value of that axis."""
+def plot_sweep(folder, figs, reference=None):
+    """sweep.png, one row per target: the restricted time to the target (a
+    run that did not reach it counts its end) against the first axis other
+    than /seed, per method (mean over the other axes and the seeds, with its
+    95% t-interval), and the speed-up of the method under study over each
+    other method there. A sweep of seeds alone is drawn as what it is, a
+    distribution: each seed's time as a point per method, with the mean and
+    its interval, no line through seeds. Then the map and the tables."""
     path = os.path.join(folder, "sweep.csv")
     rows = read_csv(path)
     if not rows:
         return
+    if "reference" not in rows[0]:
+        # Gathered before sweep.csv said which method is under study (the
+        # method's trait): the paper's method, as the tables took it then.
+        for r in rows:
+            r["reference"] = "1" if r["method"] == "gossip-scheduled" else "0"
     # Every number the sweep's figures read, checked once here, so that a
     # damaged sweep.csv is refused in one line naming its line and column.
     for line, r in enumerate(rows, start=2):
@@ -37,100 +49,169 @@ def plot_sweep(folder, figs):
                 raise PlotError(f"{path} line {line}: {column}: expected a number >= 0 or nothing, got {text!r}")
     columns = list(rows[0].keys())
     axes = columns[1:columns.index("method")]
-    x_axis = axes[0]
+    analysis = sweep_analysis(folder)
+    if reference:
+        analysis = {**analysis, "reference": reference}
     targets = sorted({r["target"] for r in rows if r["target"]}, key=float)
     if not targets:
         return
-    target = targets[0]
-    all_rows, rows = rows, [r for r in rows if r["target"] == target]
-
-    xs = sorted({r[x_axis] for r in rows}, key=axis_value_key)
     labels = list(dict.fromkeys(r["label"] for r in rows))
-    reference = {r["label"]: r.get("reference") == "1" for r in rows}
-    time = {}
-    for r in rows:
-        rest = tuple(r[a] for a in axes[1:])
-        time[(r["label"], r[x_axis], rest)] = number(r["time_to_target_s"])
-    fig, axs = plt.subplots(1, 2, figsize=(12, 4.5))
-    positions = np.arange(len(xs))
-    for l in labels:
-        stats = []
-        for x in xs:
-            v = [t for (ll, xx, _), t in time.items() if ll == l and xx == x and math.isfinite(t)]
-            stats.append(interval(v))
-        means, halves = np.array(stats).T
-        axs[0].errorbar(positions, means, yerr=np.nan_to_num(halves), marker="o", capsize=3, label=l)
-    sched = [l for l in labels if reference[l]]
-    if sched:
-        for l in labels:
-            if l == sched[0]:
-                continue
-            mid, low, high = [], [], []
-            for x in xs:
-                v = [time[(l, xx, rest)] / t for (ll, xx, rest), t in time.items()
-                     if ll == sched[0] and xx == x and math.isfinite(t) and t > 0
-                     and math.isfinite(time.get((l, xx, rest), math.inf))]
-                g, lo, hi = ratio_interval(v) if v else (math.nan, math.nan, math.nan)
-                mid.append(g)
-                low.append(g - lo if math.isfinite(lo) else 0)
-                high.append(hi - g if math.isfinite(hi) else 0)
-            axs[1].errorbar(positions, mid, yerr=[low, high], marker="o", capsize=3, label=f"over {l}")
-        axs[1].axhline(1.0, color="grey", lw=0.8, ls=":")
-        axs[1].set_ylabel(f"speed-up of {sched[0]} to accuracy {target}")
-        axs[1].legend()
-    for ax in axs:
-        ax.set_xticks(list(positions))
-        ax.set_xticklabels(xs, rotation=20)
-        ax.set_xlabel(x_axis)
-        ax.grid(alpha=0.3)
-    axs[0].set_ylabel(f"virtual seconds to accuracy {target} (mean, 95% CI)")
-    axs[0].legend()
+    ref = analysis.get("reference") or next((r["label"] for r in rows if r.get("reference") == "1"), None)
+    if reference and reference not in labels:
+        raise PlotError(f"--reference: no method labelled {reference} in this sweep; its labels are "
+                        + ", ".join(labels))
+    if ref and ref not in labels:
+        raise PlotError(f"{os.path.join(folder, 'analysis.json')}: reference {ref} is none of this sweep's methods "
+                        "(" + ", ".join(labels) + ")")
+    free = [a for a in axes if a != "/seed"]
+    x_axis = free[0] if free else "/seed"
+    seeds_only = not free
+    fig, axs = plt.subplots(len(targets), 2, figsize=(12, 4.2 * len(targets)), squeeze=False)
+    for row_axes, target in zip(axs, targets):
+        at = [r for r in rows if r["target"] == target]
+        restricted = {}
+        for r in at:
+            t, _ = row_time(r, "average")
+            rest = tuple(r[a] for a in axes if a != x_axis)
+            restricted[(r["label"], r[x_axis], rest)] = min(t, number(r["virtual_s"]))
+        drawn = [l for l in labels if any(k[0] == l for k in restricted)]
+        if seeds_only:
+            for k, l in enumerate(drawn):
+                v = [t for (ll, _, _), t in restricted.items() if ll == l]
+                row_axes[0].scatter([k] * len(v), v, s=14, alpha=0.6)
+                m, h = interval(v)
+                row_axes[0].errorbar([k + 0.15], [m], yerr=[[0 if math.isnan(h) else h]], fmt="s", capsize=4,
+                                     color="black")
+            row_axes[0].set_xticks(range(len(drawn)))
+            row_axes[0].set_xticklabels(drawn, rotation=20)
+            row_axes[0].set_xlabel(f"method ({len({k[1] for k in restricted})} seeds; points: seeds; square: mean, "
+                                   "95% CI)")
+        else:
+            xs = sorted({k[1] for k in restricted}, key=axis_value_key)
+            positions = np.arange(len(xs))
+            for l in drawn:
+                means, halves = np.array([interval([t for (ll, xx, _), t in restricted.items() if ll == l and xx == x])
+                                          for x in xs]).T
+                row_axes[0].errorbar(positions, means, yerr=np.nan_to_num(halves), marker="o", capsize=3, label=l)
+            row_axes[0].set_xticks(list(positions))
+            row_axes[0].set_xticklabels(xs, rotation=20)
+            row_axes[0].set_xlabel(x_axis)
+            row_axes[0].legend(fontsize=8)
+        row_axes[0].set_ylabel(f"s to accuracy {target}, restricted\n(mean, 95% CI; unreached: run's end)")
+        if ref and ref in drawn:
+            xs = sorted({k[1] for k in restricted}, key=axis_value_key) if not seeds_only else ["all seeds"]
+            positions = np.arange(len(xs))
+            for l in drawn:
+                if l == ref:
+                    continue
+                mid, low, high = [], [], []
+                for x in xs:
+                    pairs = [(restricted[(l, xx, rest)], t) for (ll, xx, rest), t in restricted.items()
+                             if ll == ref and (seeds_only or xx == x) and (l, xx, rest) in restricted and t > 0]
+                    g, lo, hi = ratio_interval([o / m for o, m in pairs]) if pairs else (math.nan,) * 3
+                    mid.append(g)
+                    low.append(g - lo if math.isfinite(lo) else 0)
+                    high.append(hi - g if math.isfinite(hi) else 0)
+                row_axes[1].errorbar(positions, mid, yerr=[low, high], marker="o", capsize=3, label=f"over {l}")
+            row_axes[1].axhline(1.0, color="grey", lw=0.8, ls=":")
+            row_axes[1].set_xticks(list(positions))
+            row_axes[1].set_xticklabels(xs, rotation=20)
+            row_axes[1].set_xlabel(x_axis if not seeds_only else "")
+            row_axes[1].set_ylabel(f"speed-up of {ref} to {target}\n(geometric mean, t-interval on logs)")
+            row_axes[1].legend(fontsize=8)
+        else:
+            row_axes[1].axis("off")
+        for ax in row_axes:
+            ax.grid(alpha=0.3)
+    fig.suptitle("Tables with exact tests and adjusted p-values: time_to_accuracy.md", fontsize=9)
     fig.tight_layout()
     figs.save(fig, "sweep.png")
+    figs.note("sweep.png", targets=targets, seeds_only=seeds_only, reference=ref)
     plt.close(fig)
-    sweep_map(all_rows, axes, figs, target)
-    if any(r.get("time_to_target_node_mean_s") for r in all_rows):
-        sweep_map(all_rows, axes, figs, target, "node_mean", "sweep-map-node_mean.png")
-    write_sweep_tables(all_rows, axes, figs, sweep_provenance(folder))
+    target = targets[0] if "target" not in analysis else f"{float(analysis['target']):g}"
+    if target not in targets:
+        raise PlotError(f"{folder}: analysis.json's target {target} is none of the sweep's targets "
+                        + ", ".join(targets))
+    sweep_map(rows, axes, figs, target, analysis=analysis)
+    if any(r.get("time_to_target_node_mean_s") for r in rows):
+        sweep_map(rows, axes, figs, target, "node_mean", "sweep-map-node_mean.png", analysis=analysis)
+    write_sweep_tables(rows, axes, figs, sweep_provenance(folder), analysis)
 
 
 MAX_MAP_PANELS = 16
 
 
-def sweep_map(rows, axes, figs, target, metric="average", name="sweep-map.png"):
+def time_columns(metric):
+    """sweep.csv's columns of a target's time on `metric`: the interpolated
+    one first (sweeps gathered since it was kept), then the evaluation grid's."""
+    base = "time_to_target" if metric == "average" else f"time_to_target_{metric}"
+    return f"{base}_interp_s", f"{base}_s"
+
+
+def row_time(r, metric):
+    """A sweep.csv row's time to its target (inf: not reached), and whether
+    it is interpolated between evaluations."""
+    interp, grid = time_columns(metric)
+    if interp in r and (r.get(grid) or "") != "":
+        return (number(r[interp]) if r[interp] else number(r[grid])), bool(r[interp])
+    return (number(r[grid]) if r.get(grid) else math.inf), False
+
+
+def sweep_map(rows, axes, figs, target, metric="average", name="sweep-map.png", analysis=None):
     """sweep-map.png: where the method under study wins. For the first two
     axes other than /seed (rows and columns), one heat map per combination
     of the remaining axes: the speed-up of the reference method over each
-    other method to `target` (geometric mean over the seeds where both
-    reached it), on a log colour scale centred on 1; a cell whose 95%
-    interval excludes 1 is marked (+ faster, - slower), one with fewer than
-    two such seeds says so. `metric` chooses the times: the average
-    model's or the nodes' own (node_mean)."""
-    column = "time_to_target_s" if metric == "average" else f"time_to_target_{metric}_s"
+    other method to `target` (the other's restricted time over the
+    reference's, geometric mean over every seed: a run that did not reach
+    the target counts its end), on a log colour scale centred on 1. Every
+    cell's exact paired sign-flip p is adjusted over the map's cells
+    (Benjamini-Hochberg; Holm over the cells the sweep file declares
+    primary), and only a cell whose adjusted p is at most 0.05 is marked
+    (+ faster, - slower). `metric` chooses the times: the average model's
+    or the nodes' own (node_mean)."""
     seed_axis = "/seed" if "/seed" in axes else None
     free = [a for a in axes if a != seed_axis]
     if len(free) < 2:
         return
     y_axis, x_axis, rest = free[0], free[1], free[2:]
-
+    analysis = analysis or {}
     rows = [r for r in rows if r["target"] == target]
-    ref = next((r["label"] for r in rows if r.get("reference") == "1"), None)
-    others = list(dict.fromkeys(r["label"] for r in rows if r.get("reference") != "1"))
-    if not ref or not others:
+    ref = analysis.get("reference") or next((r["label"] for r in rows if r.get("reference") == "1"), None)
+    others = list(dict.fromkeys(r["label"] for r in rows if r["label"] != ref))
+    if not ref or not others or not any(r["label"] == ref for r in rows):
         return
-    times, mechanism = {}, {}
+    runs, mechanism = {}, {}
     for r in rows:
         seed = r[seed_axis] if seed_axis else r["point"]
-        key = (r["label"], r[y_axis], r[x_axis], tuple(r[a] for a in rest), seed)
-        times[key] = number(r[column]) if r.get(column) else math.inf
+        cell = (r[y_axis], r[x_axis], tuple(r[a] for a in rest))
+        t, _ = row_time(r, metric)
+        runs.setdefault((r["label"], cell), {})[seed] = {"times": {target: t}, "end": number(r["virtual_s"])}
         # What each method did there (sweep.csv since they were gathered):
         # merges, their mean staleness and its effective partners per node.
-        mechanism[key] = tuple(number(r[c]) if r.get(c) else None
-                               for c in ("merges", "staleness_mean_s", "partners"))
+        mechanism[(r["label"], *cell, seed)] = tuple(number(r[c]) if r.get(c) else None
+                                                     for c in ("merges", "staleness_mean_s", "partners"))
     ys = sorted({r[y_axis] for r in rows}, key=axis_value_key)
     xs = sorted({r[x_axis] for r in rows}, key=axis_value_key)
     facets = list(dict.fromkeys(tuple(r[a] for a in rest) for r in rows))[:MAX_MAP_PANELS]
     panels = [(o, f) for o in others for f in facets][:MAX_MAP_PANELS]
+    # Every cell's comparison, then the map's adjustment: a family of all
+    # its cells (or two: the declared primary ones and the rest).
+    primary = primary_test(analysis, [y_axis, x_axis, *rest])
+    cells = {}
+    for other, facet in panels:
+        for y in ys:
+            for x in xs:
+                mine, theirs = runs.get((ref, (y, x, facet))), runs.get((other, (y, x, facet)))
+                if mine and theirs:
+                    c = compare(mine, theirs, target)
+                    if c:
+                        c["primary"] = primary({y_axis: y, x_axis: x, **dict(zip(rest, facet))})
+                        cells[(other, y, x, facet)] = c
+    for is_primary in (True, False):
+        family = [c for c in cells.values() if c["primary"] == is_primary]
+        for c, adjusted in zip(family, (holm if is_primary else benjamini_hochberg)([c["p"] for c in family])):
+            c["p_adjusted"] = adjusted
+            c["called"] = adjusted <= ALPHA
     cols = min(4, len(panels))
     n_rows = (len(panels) + cols - 1) // cols
     fig, axs = plt.subplots(n_rows, cols, figsize=(4.8 * cols + 1.5, 3.8 * n_rows + 0.8), squeeze=False,
@@ -144,38 +225,37 @@ def sweep_map(rows, axes, figs, target, metric="average", name="sweep-map.png"):
         mechanism_text = [["-" for _ in xs] for _ in ys]
         for i, y in enumerate(ys):
             for j, x in enumerate(xs):
+                c = cells.get((other, y, x, facet))
+                mine = runs.get((ref, (y, x, facet)), {})
+                theirs = runs.get((other, (y, x, facet)), {})
                 # In a fixed order: sums over a set of strings changed with Python's
                 # hash seed, and with them the last digit of a table.
-                seeds = sorted({k[4] for k in times if k[0] == ref and k[1] == y and k[2] == x and k[3] == facet},
-                               key=axis_value_key)
-                ratios = [times[(other, y, x, facet, s)] / times[(ref, y, x, facet, s)] for s in seeds
-                          if math.isfinite(times.get((other, y, x, facet, s), math.inf))
-                          and math.isfinite(times[(ref, y, x, facet, s)]) and times[(ref, y, x, facet, s)] > 0]
-                # Seeds where each of the two reached the target: where they
-                # differ the cell says so, since a cell without a value can hide
-                # that one method always reached it and the other never did.
-                ref_reached = sum(1 for s in seeds if math.isfinite(times[(ref, y, x, facet, s)]))
-                other_reached = sum(1 for s in seeds if math.isfinite(times.get((other, y, x, facet, s), math.inf)))
-                mark = f"{len(ratios)}/{len(seeds)}"
-                if len(ratios) >= 2:
-                    g, lo, hi = ratio_interval(ratios)
-                    grid[i, j] = g
-                    mark = f"{g:.2f}" + ("+" if lo > 1 else "-" if hi < 1 else "")
-                    facts.append({"other": other, "facet": list(facet), y_axis: y, x_axis: x, "speedup": g,
-                                  "low": lo, "high": hi, "seeds": len(ratios), "reference_reached": ref_reached,
+                seeds = sorted(set(mine) & set(theirs), key=axis_value_key)
+                ref_reached = sum(1 for s in seeds if math.isfinite(mine[s]["times"][target]))
+                other_reached = sum(1 for s in seeds if math.isfinite(theirs[s]["times"][target]))
+                if c:
+                    grid[i, j] = c["ratio"]
+                    sign = ("+" if c["ratio"] > 1 else "-") if c["called"] else ""
+                    mark = f"{c['ratio']:.2f}{sign}"
+                    interval = (f" [{c['ratio_low']:.2f}, {c['ratio_high']:.2f}]" if math.isfinite(c["ratio_low"])
+                                else "")
+                    text = (f"{c['ratio']:.2f}x{interval}, p {c['p']:.3g} (adj. {c['p_adjusted']:.3g})"
+                            + (f" **{sign}**" if sign else ""))
+                    facts.append({"other": other, "facet": list(facet), y_axis: y, x_axis: x, "speedup": c["ratio"],
+                                  "low": c["ratio_low"], "high": c["ratio_high"], "p": c["p"],
+                                  "p_adjusted": c["p_adjusted"], "called": c["called"], "primary": c["primary"],
+                                  "seeds": c["pairs"], "reference_reached": ref_reached,
                                   "other_reached": other_reached, "of": len(seeds)})
-                elif len(ratios) == 1:
-                    mark = f"{ratios[0]:.2f}?"
-                text = (f"{grid[i, j]:.2f}x [{lo:.2f}, {hi:.2f}]" + (" **+**" if lo > 1 else " **-**" if hi < 1 else "")
-                        if len(ratios) >= 2 else f"{ratios[0]:.2f}x, one seed" if ratios else "no seed where both did")
+                else:
+                    mark, text = "-", "no seed run by both"
                 if ref_reached != other_reached:
                     mark += f"\n{ref_reached} vs {other_reached}"
-                    text += f" ({ref_reached} vs {other_reached} of {len(seeds)})"
+                    text += f" ({ref_reached} vs {other_reached} of {len(seeds)} reached it)"
                 cells_text[i][j] = text
                 mechanism_text[i][j], merges, partners = cell_mechanism(
                     mechanism, ref, other, (y, x, facet), seeds)
-                if len(ratios) >= 2 and merges and partners:
-                    why_points.append({"other": other, "facet": facet, "speedup": g, "low": lo, "high": hi,
+                if c and merges and partners:
+                    why_points.append({"other": other, "facet": facet, "speedup": c["ratio"], "called": c["called"],
                                        "merges": merges, "partners": partners})
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
@@ -198,19 +278,25 @@ def sweep_map(rows, axes, figs, target, metric="average", name="sweep-map.png"):
         bar.set_ticks([0.25, 0.5, 1, 2, 4])
         bar.set_ticklabels(["1/4", "1/2", "1", "2", "4"])
         bar.set_label(f"speed-up (> 1: {ref} faster)", fontsize=8)
-    fig.suptitle(f"Speed-up to accuracy {target} on {TARGET_METRICS[metric]}, geometric mean over seeds\n"
-                 "+ / -: its 95% interval lies above / below 1; k/n: seeds where both reached it\n"
+    n_primary = sum(1 for c in cells.values() if c["primary"])
+    family = (f"Holm over the {n_primary} declared primary cells, Benjamini-Hochberg over the other "
+              f"{len(cells) - n_primary}" if n_primary else f"Benjamini-Hochberg over the map's {len(cells)} cells")
+    fig.suptitle(f"Speed-up to accuracy {target} on {TARGET_METRICS[metric]}, geometric mean over every seed "
+                 "(a run that did not reach it counts its end)\n"
+                 f"+ / -: faster / slower, exact paired sign-flip p adjusted ({family}) at most {ALPHA:g}\n"
                  f"a vs b: seeds where {ref} / the other reached it, where they differ", fontsize=8)
     figs.save(fig, name)
-    figs.note(name, reference=ref, target=target, cells=facts)
+    figs.note(name, reference=ref, target=target, cells=facts, family=family)
     if why_points:
         sweep_map_why(why_points, ref, rest, target, metric, figs, name[:-len(".png")] + "-why.png")
     # The same cells as text, one table per panel (name.md beside name.png).
     with open(figs.path(name[:-len(".png")] + ".md"), "w") as f:
-        f.write(f"Speed-up of {ref} to accuracy {target} on {TARGET_METRICS[metric]}: geometric mean over the "
-                "seeds where both reached it [95% interval]; **+** / **-**: the interval lies above / below 1; "
-                f"(a vs b of n): the seeds where {ref} / the "
-                f"other reached it, where they differ. Rows: {y_axis}; columns: {x_axis}.\n")
+        f.write(f"Speed-up of {ref} to accuracy {target} on {TARGET_METRICS[metric]}: the other's restricted "
+                "time over its own (a run that did not reach the target counts its end), geometric mean over every "
+                "seed [95% interval of the inverted sign-flip test, from 6 seeds on]; p of the exact paired "
+                f"sign-flip test and adjusted ({family}); **+** / **-**: faster / slower at adjusted p <= {ALPHA:g}; "
+                f"(a vs b of n reached it): the seeds where {ref} / the other reached the target, where they differ. "
+                f"Rows: {y_axis}; columns: {x_axis}.\n")
         for other, facet, cells_text, mechanism_text in tables:
             where = "; " + ", ".join(f"{a} = {v}" for a, v in zip(rest, facet)) if rest else ""
             for heading, cells in ((f"{ref} over {other}", cells_text),
@@ -261,7 +347,7 @@ def sweep_map_why(points, ref, rest, target, metric, figs, name):
     """sweep-map-why.png: the map's cells against their mechanism. Each cell
     with an interval is a point: its speed-up against the reference's merges
     over the other's (left) and against its effective partners per node over
-    the other's (right); filled where the interval excludes 1, hollow where
+    the other's (right); filled where the map calls it (adjusted p), hollow where
     it does not (the intervals themselves are in sweep-map.md: with two or
     three seeds they span decades and would hide the points); one colour per
     combination of the axes beyond the map's two."""
@@ -278,8 +364,8 @@ def sweep_map_why(points, ref, rest, target, metric, figs, name):
                            (axs[1], "partners", f"effective partners per node: {ref} / the other")):
         for k, facet in enumerate(facets):
             mine = [p for p in points if p["facet"] == facet]
-            decided = [p for p in mine if p["low"] > 1 or p["high"] < 1]
-            undecided = [p for p in mine if not (p["low"] > 1 or p["high"] < 1)]
+            decided = [p for p in mine if p["called"]]
+            undecided = [p for p in mine if not p["called"]]
             colour = colours[k % 10]
             ax.scatter([p[key] for p in decided], [p["speedup"] for p in decided], s=22, color=colour,
                        label=", ".join(f"{a.rsplit('/', 1)[-1]} = {compact(v)}" for a, v in zip(rest, facet)) or "all")
@@ -295,11 +381,19 @@ def sweep_map_why(points, ref, rest, target, metric, figs, name):
     axs[0].set_ylabel(f"speed-up to {target} on {TARGET_METRICS[metric]}\n(> 1: {ref} faster)", fontsize=8)
     legend_ax.legend(*axs[0].get_legend_handles_labels(), fontsize=7, loc="center", ncol=1, frameon=False)
     fig.suptitle("Each cell of the map: its speed-up against what the methods did "
-                 "(filled: the 95% interval excludes 1; hollow: it does not)", fontsize=9)
+                 "(filled: called at adjusted p <= 0.05; hollow: not)", fontsize=9)
     figs.save(fig, name)
     figs.note(name, reference=ref, target=target,
          points=[{**{k: v for k, v in p.items() if k != "facet"}, "facet": list(p["facet"])} for p in points])
     plt.close(fig)
+
+
+def sweep_analysis(folder):
+    """The analysis the sweep file declared before its runs (analysis.json
+    beside sweep.csv: reference, target, primary cells); {} where none."""
+    path = os.path.join(folder, "analysis.json")
+    doc = read_json(path, "the analysis a sweep file declared") if os.path.exists(path) else {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def sweep_provenance(folder):
@@ -315,34 +409,102 @@ def sweep_provenance(folder):
     return out
 
 
-def write_sweep_tables(rows, axes, figs, provenances=()):
+def primary_test(analysis, axes):
+    """Whether a cell (a dict of axis values, as sweep.csv writes them) is
+    one of the primary cells the sweep file declared (analysis.json)."""
+    declared = (analysis or {}).get("primary") or []
+
+    def same(a, b):
+        try:
+            return json.loads(a) == b
+        except (TypeError, ValueError):
+            return a == b
+    return lambda cell: any(all(p in cell and same(cell[p], v) for p, v in d.items()) for d in declared)
+
+
+def write_sweep_tables(rows, axes, figs, provenances=(), analysis=None):
     """time_to_accuracy.md / .csv of a sweep: one section per combination of
-    the axes other than /seed, statistics over the seeds."""
+    the axes other than /seed, statistics over the seeds (tables.py): a
+    family of comparisons per sweep, the declared primary cells adjusted by
+    Holm and the others by Benjamini-Hochberg."""
     seed_axis = "/seed" if "/seed" in axes else None
     groups = [a for a in axes if a != seed_axis]
     targets = sorted({float(r["target"]) for r in rows if r["target"]})
     # The average model's times, and the node mean's beside them where the
-    # sweep has them (time_to_target_node_mean_s, summaries since 0.2).
-    columns = {"average": "time_to_target_s"}
-    if any(r.get("time_to_target_node_mean_s") for r in rows):
-        columns["node_mean"] = "time_to_target_node_mean_s"
+    # sweep has them (summaries since 0.2), each with its own final accuracy.
+    metrics = ["average"] + (["node_mean"] if any(r.get("time_to_target_node_mean_s") for r in rows) else [])
     sections = {}
-    for metric, column in columns.items():
+    for metric in metrics:
+        final_column = "final_accuracy" if metric == "average" else f"final_accuracy_{metric}"
         for r in rows:
             g = tuple(r[a] for a in groups)
-            key = (g, metric) if len(columns) > 1 else (g, None)
+            key = (g, metric) if len(metrics) > 1 else (g, None)
             seed = r[seed_axis] if seed_axis else r["point"]
+            final = number(r.get(final_column) or "") if r.get(final_column) else (
+                number(r["final_accuracy"]) if metric == "average" else math.nan)
             o = sections.setdefault(key, {}).setdefault(r["label"], {}).setdefault(
-                seed, {"reference": r.get("reference") == "1", "final": number(r["final_accuracy"]), "times": {}})
+                seed, {"reference": r.get("reference") == "1", "final": final, "times": {}, "interpolated": True,
+                       "end": number(r["virtual_s"]), "starved": int(number(r.get("starved_cuts") or "0") or 0)})
             if r["target"]:
-                o["times"][float(r["target"])] = number(r[column]) if r.get(column) else math.inf
+                t, interpolated = row_time(r, metric)
+                o["times"][float(r["target"])] = t
+                o["interpolated"] = o["interpolated"] and (interpolated or not math.isfinite(t))
     if not targets:
         return
     def title(g, metric):
         text = ", ".join(f"{a} = {v}" for a, v in zip(groups, g))
         return text + (f"; time to target on {TARGET_METRICS[metric]} ({metric})" if metric else "")
     order = list(dict.fromkeys(g for g, _ in sections))  # each combination's average, then its node mean
-    keys = [(g, m if len(columns) > 1 else None) for g in order for m in columns]
+    keys = [(g, m if len(metrics) > 1 else None) for g in order for m in metrics]
+    primary = primary_test(analysis, groups) if (analysis or {}).get("primary") else None
     write_tables(figs, [(title(g, metric), {**dict(zip(groups, g)), **({"metric": metric} if metric else {})},
                         sections[(g, metric)]) for g, metric in keys], targets,
-                 preface=provenance_lines(list(provenances)) if provenances else ())
+                 preface=provenance_lines(list(provenances)) if provenances else (), correction="bh",
+                 reference=(analysis or {}).get("reference"), primary=primary, family=(analysis or {}).get("family", ""))
+
+
+def compare_sweeps(folders, figs, reference=None):
+    """Two (or more) sweeps side by side: each drawn into a folder of its own
+    under the output (named after its folder), and sweep-compare.md, which
+    sets their speed-ups cell by cell (the combinations of axes besides
+    /seed they share), each with its own adjusted p and call."""
+    from .figure import Figures
+    from .results import run_names
+    names = run_names(folders)
+    tables = {}
+    for folder in folders:
+        own = Figures(figs.path(names[folder]))
+        os.makedirs(own.out, exist_ok=True)
+        plot_sweep(folder, own, reference)
+        own.write_facts()
+        path = own.path("time_to_accuracy.csv")
+        tables[folder] = read_csv(path) if os.path.exists(path) else []
+    keys = None
+    for rows in tables.values():
+        mine = {tuple((k, v) for k, v in r.items() if k not in TABLE_VALUES) for r in rows if r.get("ratio")}
+        keys = mine if keys is None else keys & mine
+    if not keys:
+        raise PlotError(f"{', '.join(folders)}: these sweeps share no cell with a speed-up to compare (the same "
+                        "axes' values besides /seed, method and target, with accuracy evaluated)")
+    lines = ["Speed-ups of the method under study, cell by cell, in each sweep (each sweep's p adjusted within its "
+             "own family; see each one's time_to_accuracy.md):", "",
+             "| cell | method | target | " + " | ".join(names[f] for f in folders) + " |",
+             "|---|---|---|" + "---|" * len(folders)]
+    for key in sorted(keys):
+        cell = dict(key)
+        where = ", ".join(f"{k} = {v}" for k, v in cell.items() if k not in ("method", "target"))
+        texts = []
+        for folder in folders:
+            r = next(r for r in tables[folder] if all(r.get(k) == v for k, v in cell.items()))
+            interval = f" [{float(r['ratio_low']):.2f}, {float(r['ratio_high']):.2f}]" if r["ratio_low"] else ""
+            adjusted = f", adj. p {float(r['p_adjusted']):.3g}" if r["p_adjusted"] else ""
+            texts.append(f"{float(r['ratio']):.2f}x{interval}{adjusted}: {r['verdict']}")
+        lines.append(f"| {where} | {cell['method']} | {cell['target']} | " + " | ".join(texts) + " |")
+    with open(figs.path("sweep-compare.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    figs.note("sweep-compare.md", sweeps=[names[f] for f in folders], cells=len(keys))
+
+
+# time_to_accuracy.csv's columns that hold statistics, not the cell's name.
+TABLE_VALUES = ("seeds", "reached", "rmst_s", "rmst_half_s", "final", "final_half", "ratio", "ratio_low", "ratio_high",
+                "p", "p_adjusted", "smallest_p", "pairs", "verdict")

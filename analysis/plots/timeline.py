@@ -67,7 +67,7 @@ def trace_window(path, start_us, end_us, max_nodes):
             lines = [json.dumps(e) for e in json.load(f)["traceEvents"]]
         else:
             lines = f
-        nodes, keep, events, sent = [], None, [], set()
+        nodes, keep, events, sent, names = [], None, [], set(), {}
         for line in lines:
             ph = line[7:8] if line.startswith('{"ph":"') else None
             if ph in ("X", "i") and keep is not None:
@@ -86,6 +86,9 @@ def trace_window(path, start_us, end_us, max_nodes):
             if ph == "M":
                 if not nodes or nodes[-1] != pid:
                     nodes.append(pid)
+                named = PROCESS_NAME.search(line)
+                if named:
+                    names[pid] = named.group(1)
                 continue
             if keep is None:
                 keep = set(nodes[:max_nodes])
@@ -104,7 +107,11 @@ def trace_window(path, start_us, end_us, max_nodes):
             if ph == "s":
                 sent.add(fields.get("id"))
             events.append(e)
-    return nodes, events
+    return nodes, events, names
+
+
+# A node's name in the trace ("n3", with its region on geo topologies: "n3 eu-west-1").
+PROCESS_NAME = re.compile(r'"name":"process_name".*"args":\{"name":"([^"]*)"')
 
 
 def timeline(figs, label, trace_path, window, changes=(), start_values=(), run_end=None):
@@ -118,7 +125,7 @@ def timeline(figs, label, trace_path, window, changes=(), start_values=(), run_e
             spans = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
         run_end = max((e["ts"] + e["dur"] for e in spans), default=0) / 1e6
     start, end = window if window else (0.0, min(run_end, DEFAULT_WINDOW_S))
-    all_nodes, events = trace_window(trace_path, start * 1e6, end * 1e6, MAX_TIMELINE_NODES)
+    all_nodes, events, names = trace_window(trace_path, start * 1e6, end * 1e6, MAX_TIMELINE_NODES)
     spans = [e for e in events if e["ph"] == "X"]
     nodes = sorted(set(all_nodes) | {e["pid"] for e in events})
     if not spans:
@@ -205,7 +212,7 @@ def timeline(figs, label, trace_path, window, changes=(), start_values=(), run_e
                    label="merge", zorder=3)
     ax.set_xlim(start, end)
     ax.set_yticks(nodes)
-    ax.set_yticklabels([f"n{n}" for n in nodes])
+    ax.set_yticklabels([names.get(n, f"n{n}") for n in nodes])
     ax.set_ylim(max(nodes) + 0.6, min(nodes) - 0.6)
     lowest.set_xlabel("virtual time (s)")
     ax.set_title(f"{label}, {start:.4g}-{end:.4g} s of {run_end:.4g}: compute (blue, one box per iteration), sending "
