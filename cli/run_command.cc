@@ -166,8 +166,8 @@ void maybe_raise_at(const std::string& label) {
 void maybe_hold() {
   const char* spec = std::getenv("GOSSIPSIM_TEST_HOLD");
   if (!spec) return;
-  const double s = std::atof(spec);
-  if (s > 0) ::usleep(static_cast<useconds_t>(std::min(s, 600.0) * 1e6));
+  const double s = std::min(std::atof(spec), 600.0);
+  for (double held = 0; held < s && !g_signal; held += 0.05) ::usleep(50000);  // a stop ends it
 }
 
 // Staging folders (OUT.tmp-<pid>) left by runs that were killed: their
@@ -209,9 +209,11 @@ class Run {
     claim_output();
     OutputDir dir(out_, "run", {{"scenario", sc_.name}});
     dir_ = &dir;
+    // From here a stop (SIGINT, SIGTERM) leaves a result marked incomplete
+    // and a checkpoint, never a staging folder or a claim of a killed run.
+    catch_signals();
     maybe_hold();
     factory_ = make_factory(sc_, cmd_.kernels);
-    catch_signals();
     start_summary();
     for (const auto& m : methods_)
       if (!run_method_entry(m)) break;
