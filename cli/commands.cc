@@ -12,6 +12,7 @@
 #include <set>
 
 #include "sim/base/console.h"
+#include "sim/base/files.h"
 #include "analysis/output_dir.h"
 #include "analysis/writers.h"
 #include "sim/dataset_info.h"
@@ -27,12 +28,6 @@
 namespace gossipsim {
 
 namespace fs = std::filesystem;
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 void check_workload(const Scenario& sc, const std::string& kernels) {
   if (kernels == "none") return;

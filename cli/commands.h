@@ -40,6 +40,12 @@ struct SweepCommand {
   bool trace = false;             // each point also writes trace.json per method
   int workers = 1;                // threads stepping nodes within a point
   bool force = false;           // start over in a folder of another (or the same) sweep
+  // Slurm: submit the sweep as one job array and wait for it (slurm), or
+  // write its batch script to slurm_script (and submit it too with slurm).
+  bool slurm = false;
+  std::string slurm_script;
+  std::vector<std::string> slurm_args;  // sbatch options, one #SBATCH line each
+  int slurm_tasks = 0;                  // array tasks; 0: one per point (at most kSlurmMaxTasks)
 };
 int sweep_command(const SweepCommand& cmd);
 int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels);

@@ -78,6 +78,15 @@ CLI::App* add_sweep(CLI::App& app, SweepCommand& sweep) {
   c->add_option("--workers", sweep.workers, "Threads stepping nodes within each point (default 1)")
       ->check(CLI::Range(1, 256));
   c->add_flag("--force", sweep.force, "Start over in a folder that holds an earlier sweep");
+  c->add_flag("--slurm", sweep.slurm,
+              "Submit the points not done as one Slurm job array (sbatch), wait for it, and gather");
+  c->add_option("--slurm-script", sweep.slurm_script,
+                "Write the job array's batch script to this file (submit it yourself, or add --slurm)");
+  c->add_option("--slurm-arg", sweep.slurm_args,
+                "An sbatch option for the array, e.g. --slurm-arg=--time=02:00:00 (repeatable)");
+  c->add_option("--slurm-tasks", sweep.slurm_tasks,
+                "Array tasks, each a shard of the grid (default: one per point, at most 1000)")
+      ->check(CLI::Range(1, 1000));
   return c;
 }
 

@@ -113,7 +113,9 @@ class Stopper {
 // Runs this binary with `args` (args[0] is its name), output into `log`, and
 // waits for it; its exit code (128 + the signal if one ended it). The child
 // dies with the thread that started it (PR_SET_PDEATHSIG).
-int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper& stopper) {
+// `program` (found on PATH) instead of this binary when given.
+int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper& stopper,
+              const std::string& program = "") {
   static const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -137,7 +139,8 @@ int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::pthread_sigmask(SIG_UNBLOCK, &stopper.blocked(), nullptr);
-    ::execv(self.c_str(), argv.data());
+    if (program.empty()) ::execv(self.c_str(), argv.data());
+    else ::execvp(program.c_str(), argv.data());
     ::_exit(127);
   }
   const bool added = stopper.add(pid);
@@ -156,8 +159,11 @@ class SweepRun {
 
   int execute() {
     auto [shard, shards] = parse_shard(cmd_.shard);
+    const bool slurm = cmd_.slurm || !cmd_.slurm_script.empty();
+    check_slurm_options(slurm);
     check_sets();
     prepare_folder();
+    if (slurm) return slurm_array();
     std::vector<size_t> todo;
     size_t done = 0;
     for (size_t p : shard_points(sweep_.size(), shard, shards)) {
@@ -205,6 +211,148 @@ class SweepRun {
       const std::string warning = evaluation_cost_warning(first, tests);
       if (!warning.empty()) say(stderr, "sweep {}: note: in its first point, {}\n", sweep_.name, warning);
     }
+  }
+
+  // The Slurm options, before anything is written.
+  void check_slurm_options(bool slurm) const {
+    if (!slurm) {
+      if (!cmd_.slurm_args.empty())
+        throw InputError("--slurm-arg " + cmd_.slurm_args.front(), "", "--slurm or --slurm-script beside it");
+      if (cmd_.slurm_tasks)
+        throw InputError("--slurm-tasks " + std::to_string(cmd_.slurm_tasks), "",
+                         "--slurm or --slurm-script beside it");
+      return;
+    }
+    if (cmd_.shard != "0/1")
+      throw InputError("--shard " + cmd_.shard, "",
+                       "no --shard with --slurm: the job array's tasks are the shards (--slurm-tasks N for N of "
+                       "them)");
+    for (const auto& a : cmd_.slurm_args) check_sbatch_arg(a);
+    if (!cmd_.slurm_script.empty() && (fs::exists(cmd_.slurm_script) || fs::is_symlink(cmd_.slurm_script)))
+      throw InputError("--slurm-script " + cmd_.slurm_script, "",
+                       "a file that does not exist yet (this one does: remove it, or choose another name)");
+    if (cmd_.slurm && !on_path("sbatch"))
+      throw InputError("--slurm", "",
+                       "Slurm's sbatch on PATH (none found: install Slurm's client, or write the script with "
+                       "--slurm-script FILE and submit it where Slurm is)");
+  }
+
+  static bool on_path(const std::string& program) {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/bin:/bin";
+    for (size_t at = 0; at <= dirs.size();) {
+      const size_t end = std::min(dirs.find(':', at), dirs.size());
+      const fs::path candidate = fs::path(dirs.substr(at, end - at)) / program;
+      if (::access(candidate.c_str(), X_OK) == 0) return true;
+      at = end + 1;
+    }
+    return false;
+  }
+
+  // The points not done as one Slurm job array: its batch script (task t
+  // runs shard t of the grid with this binary, so the tasks skip what is
+  // done, claim each point as local shards do, and the last to finish
+  // gathers), submitted with sbatch --wait when --slurm is given. A task
+  // that ended without its points is reported with its logs; a stop
+  // (SIGINT, SIGTERM) cancels the job; a new submission runs what is left.
+  int slurm_array() {
+    std::vector<bool> done(sweep_.size());
+    for (size_t p = 0; p < sweep_.size(); ++p) done[p] = point_done(p);
+    const auto [shards, tasks] = slurm_tasks(sweep_.size(), done, static_cast<size_t>(cmd_.slurm_tasks));
+    const size_t todo = static_cast<size_t>(std::count(done.begin(), done.end(), false));
+    const fs::path logs = fs::absolute(out_ / "slurm");
+    make_folders(logs);
+    const int jobs = cmd_.jobs > 0 ? cmd_.jobs : 1;
+    SlurmArray job;
+    job.job_name = "gossipsim-" + sweep_.name;
+    job.shards = shards;
+    job.tasks = tasks;
+    job.output = (logs / "%A_%a.log").string();
+    job.chdir = fs::current_path().string();
+    job.cpus_per_task = jobs * cmd_.workers;
+    job.sbatch_args = cmd_.slurm_args;
+    job.command = {fs::read_symlink("/proc/self/exe").string(),
+                   "sweep",
+                   fs::absolute(sweep_.file).string(),
+                   "--out",
+                   fs::absolute(out_).string(),
+                   "--shard",
+                   "{task}/" + std::to_string(shards),
+                   "--jobs",
+                   std::to_string(jobs),
+                   "--workers",
+                   std::to_string(cmd_.workers),
+                   "--kernels",
+                   cmd_.kernels};
+    if (cmd_.trace) job.command.push_back("--trace");
+    for (const auto& set : cmd_.sets) job.command.insert(job.command.end(), {"--set", set});
+    const fs::path script = cmd_.slurm_script.empty() ? logs / "sweep.sbatch" : fs::path(cmd_.slurm_script);
+    write_file_atomically(script, slurm_batch_script(job));
+    fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add);
+    if (!cmd_.slurm) {
+      say(stderr, "sweep {}: {} of {} points to run, as a Slurm job array of {} task(s); submit it with sbatch {}\n",
+          sweep_.name, todo, sweep_.size(), tasks.size(), script.string());
+      say(stdout, "{}\n", script.string());
+      return 0;
+    }
+    if (tasks.empty()) return gather();
+    say(stderr, "sweep {}: {} of {} points to run, as a Slurm job array of {} task(s) ({}): submitting it and waiting\n",
+        sweep_.name, todo, sweep_.size(), tasks.size(), script.string());
+    const fs::path submitted = logs / "sbatch.log";
+    int rc = 0, stopped_by = 0;
+    {
+      Stopper stopper;
+      rc = run_child({"sbatch", "--parsable", "--wait", script.string()}, submitted, stopper, "sbatch");
+      stopped_by = stopper.signal();
+    }
+    std::ifstream in(submitted);
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string job_id;
+    for (char c : said) {
+      if (c < '0' || c > '9') break;
+      job_id += c;
+    }
+    if (job_id.empty())
+      throw InputError("--slurm", "",
+                       fmt::format("a job array that sbatch takes; it refused {} (exit {}): {}", script.string(), rc,
+                                   said.empty() ? std::string("no output") : said.substr(0, said.find('\n'))));
+    if (stopped_by) {
+      const int cancelled = std::system(("scancel " + job_id + " > /dev/null 2>&1").c_str());
+      say(stderr, "sweep {}: stopped by signal {}; Slurm job {} {}; the points not done run when the sweep is "
+                  "submitted again\n",
+          sweep_.name, stopped_by, job_id, cancelled == 0 ? "cancelled" : "could not be cancelled (scancel it)");
+      return 128 + stopped_by;
+    }
+    // Each task that ended without its points, with the last line of its log.
+    size_t not_done = 0;
+    for (size_t t : tasks) {
+      std::vector<size_t> left;
+      for (size_t p : shard_points(sweep_.size(), t, shards))
+        if (!point_done(p)) left.push_back(p);
+      if (left.empty()) continue;
+      not_done += left.size();
+      const fs::path task_log = logs / fmt::format("{}_{}.log", job_id, t);
+      if (!fs::exists(task_log)) {
+        say(stderr, "Slurm task {}_{} (point(s) {}) never started: the array was cancelled first\n", job_id, t,
+            fmt::join(left, ", "));
+        continue;
+      }
+      std::ifstream task_in(task_log);
+      std::string text((std::istreambuf_iterator<char>(task_in)), std::istreambuf_iterator<char>());
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      const size_t last = text.rfind('\n');
+      say(stderr, "Slurm task {}_{} (point(s) {}) ended without them: {} ({})\n", job_id, t, fmt::join(left, ", "),
+          text.empty() ? std::string("no output") : text.substr(last == std::string::npos ? 0 : last + 1),
+          task_log.string());
+    }
+    if (not_done) {
+      say(stderr, "sweep {}: {} of {} points not done by Slurm job {}; no sweep.csv until every point is done "
+                  "(submit the sweep again to run them)\n",
+          sweep_.name, not_done, sweep_.size(), job_id);
+      return 3;
+    }
+    return gather();
   }
 
   std::vector<std::string> point_sets(size_t p) const {

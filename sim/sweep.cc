@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "sim/base/files.h"
 #include "sim/base/json_reader.h"
 #include "sim/base/numbers.h"
 #include "sim/scenario.h"
@@ -262,6 +263,74 @@ std::pair<size_t, size_t> parse_shard(const std::string& text) {
   }
   throw InputError("--shard " + text, "",
                    fmt::format("expected i/n, two whole numbers with 0 <= i < n <= {}, e.g. 0/4", kMaxSweepPoints));
+}
+
+std::pair<size_t, std::vector<size_t>> slurm_tasks(size_t total, const std::vector<bool>& done, size_t tasks) {
+  const size_t shards = std::max<size_t>(1, std::min(tasks ? tasks : total, kSlurmMaxTasks));
+  std::vector<size_t> open;
+  for (size_t t = 0; t < shards; ++t)
+    for (size_t p : shard_points(total, t, shards))
+      if (p >= done.size() || !done[p]) {
+        open.push_back(t);
+        break;
+      }
+  return {shards, open};
+}
+
+std::string slurm_array_spec(const std::vector<size_t>& indices) {
+  std::string spec;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!spec.empty()) spec += ',';
+    spec += j == i ? std::to_string(indices[i]) : fmt::format("{}-{}", indices[i], indices[j]);
+    i = j + 1;
+  }
+  return spec;
+}
+
+std::string slurm_batch_script(const SlurmArray& job) {
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format("#SBATCH --job-name={}\n", job.job_name);
+  s += fmt::format("#SBATCH --array={}\n", slurm_array_spec(job.tasks));
+  s += fmt::format("#SBATCH --cpus-per-task={}\n", job.cpus_per_task);
+  s += fmt::format("#SBATCH --output={}\n", job.output);
+  s += fmt::format("#SBATCH --chdir={}\n", job.chdir);
+  for (const auto& a : job.sbatch_args) s += "#SBATCH " + a + "\n";
+  s += "# Written by gossipsim sweep: task t of the array runs shard t/" + std::to_string(job.shards) +
+       " of the sweep, skips\n"
+       "# its points already done, and the last task to finish writes sweep.csv. A task\n"
+       "# stopped by a signal (scancel, a time limit, a lost node) cancels the whole array,\n"
+       "# whose points not done run when the sweep is submitted again.\n";
+  s += "trap 'stopped=1' INT TERM\n";
+  for (size_t i = 0; i < job.command.size(); ++i) {
+    const std::string& a = job.command[i];
+    const size_t at = a.find("{task}");
+    if (i) s += ' ';
+    if (at == std::string::npos) {
+      s += shell_quote(a);
+      continue;
+    }
+    if (at > 0) s += shell_quote(a.substr(0, at));
+    s += "\"${SLURM_ARRAY_TASK_ID}\"";
+    if (at + 6 < a.size()) s += shell_quote(a.substr(at + 6));
+  }
+  s += "\ncode=$?\n";
+  s += "if [ \"$code\" -ge 128 ] || [ -n \"${stopped:-}\" ]; then scancel \"$SLURM_ARRAY_JOB_ID\"; fi\n";
+  return s + "exit \"$code\"\n";
+}
+
+void check_sbatch_arg(const std::string& arg) {
+  const std::string where = "--slurm-arg " + arg;
+  if (arg.size() < 2 || arg[0] != '-' || arg.find_first_of("\n\r") != std::string::npos)
+    throw InputError(where, "", "an option of sbatch on one line, e.g. --slurm-arg=--time=02:00:00");
+  const std::string name = arg.substr(0, arg.find('='));
+  for (const char* ours : {"-a", "--array", "-o", "--output", "-e", "--error", "-D", "--chdir", "-W", "--wait",
+                           "--parsable"})
+    if (name == ours || (name.size() > 2 && name[1] != '-' && name.substr(0, 2) == ours))
+      throw InputError(where, "",
+                       "an option the array does not set itself (gossipsim sweep --slurm decides " +
+                           std::string(ours) + ")");
 }
 
 }  // namespace gossipsim

@@ -73,4 +73,32 @@ std::vector<size_t> shard_points(size_t total, size_t shard, size_t shards);
 // Parses "i/n".
 std::pair<size_t, size_t> parse_shard(const std::string& text);
 
+// A sweep as one Slurm job array (`gossipsim sweep --slurm`): array task t
+// runs shard t/shards of the grid (`--shard ${SLURM_ARRAY_TASK_ID}/shards`).
+// By default shards is the grid's size, capped at kSlurmMaxTasks (Slurm's
+// default MaxArraySize less one), so that a task is a point; `tasks` asks for
+// fewer, each of several points.
+inline constexpr size_t kSlurmMaxTasks = 1000;
+struct SlurmArray {
+  std::string job_name;
+  size_t shards = 1;
+  std::vector<size_t> tasks;              // the array's indices, ascending: shards with a point not done
+  std::vector<std::string> command;       // argv of each task; "{task}" stands for the task's index
+  std::vector<std::string> sbatch_args;   // the user's, one #SBATCH line each
+  std::string output;                     // the tasks' log files (Slurm's %A_%a pattern)
+  std::string chdir;                      // where the tasks start (relative paths in the command)
+  int cpus_per_task = 1;
+};
+// Shards of a sweep of `total` points whose done points are `done`:
+// {shards, the shards that hold a point not done}.
+std::pair<size_t, std::vector<size_t>> slurm_tasks(size_t total, const std::vector<bool>& done, size_t tasks = 0);
+// "0-3,5,7-8": Slurm's --array list of ascending indices.
+std::string slurm_array_spec(const std::vector<size_t>& indices);
+// The batch script: #SBATCH lines, then exec of the command.
+std::string slurm_batch_script(const SlurmArray& job);
+// Checks one --slurm-arg: an sbatch option ("-x" or "--name[=value]") on one
+// line, not one the array decides itself (--array, --output, --error,
+// --chdir, --wait, --parsable); an InputError otherwise.
+void check_sbatch_arg(const std::string& arg);
+
 }  // namespace gossipsim

@@ -101,4 +101,10 @@ void copy_folder(const fs::path& from, const fs::path& to) {
   if (ec) throw WriteError(to.string(), ec.message());
 }
 
+std::string shell_quote(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 }  // namespace gossipsim

@@ -59,5 +59,7 @@ void rename_or_fail(const std::filesystem::path& from, const std::filesystem::pa
 std::string file_digest(const std::filesystem::path& path);
 // Copies a folder (recursively, replacing files), or a WriteError.
 void copy_folder(const std::filesystem::path& from, const std::filesystem::path& to);
+// The text a POSIX shell reads back as `text` ('...', with ' as '\\'').
+std::string shell_quote(const std::string& text);
 
 }  // namespace gossipsim
