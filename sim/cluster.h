@@ -1,5 +1,5 @@
 // The machinery every method shares: nodes that compute, transfers that carry
-// model snapshots, and merges at iteration boundaries (DESIGN.md section 2).
+// model snapshots, and merges at iteration boundaries (docs/methods.md).
 //
 // Compute: node n's iteration lasts base(n) * (1 + jitter * u), base(n)
 // drawn once from /compute/iteration_ms, u uniform in [-1, 1] per iteration.

@@ -15,7 +15,7 @@ struct MethodType;
 // "average" and "gosgd".
 enum class MergeRule { kAverage, kSumWeights };
 
-// When gossip-overlap and gossip-scheduled may start a send (DESIGN.md's
+// When gossip-overlap and gossip-scheduled may start a send (the paper's
 // "whenever the node has no outgoing transfer in flight", read two ways):
 // kIterationEnd only when an iteration ends (the default); kLinkFree also
 // the moment its own transfer ends, with the model as of its last finished

@@ -1,4 +1,4 @@
-// gossip-scheduled: the paper's method as DESIGN.md section 3 reads it.
+// gossip-scheduled: the paper's method (Oguni and Shudo, 2021) as docs/methods.md reads it.
 //
 // Nodes compute without pause and gossip with communication scheduling. Two
 // pieces of information are shared:

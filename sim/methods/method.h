@@ -1,6 +1,6 @@
 // A method is a protocol run by every node over a Cluster. Each method reads
 // top to bottom in a file of its own, with its registry row at the bottom
-// (sim/methods/registry.h); DESIGN.md section 3 defines them and
+// (sim/methods/registry.h); docs/methods.md defines them and
 // docs/adding-a-method.md walks through adding one.
 #pragma once
 
