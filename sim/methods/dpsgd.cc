@@ -60,11 +60,14 @@ class DPsgd : public NodeLoops {
       node.waiting = true;
       const int64_t round = node.round;
       for (NodeId j : c_.peers(n))
-        if (c_.up(j))
-          c_.send(n, j, Cluster::Ends{[this, j, round](const Cluster::Held& h) {
+        if (c_.up(j)) {
+          Cluster::Ends ends;
+          ends.hold = [this, j, round](const Cluster::Held& h) {
             if (round >= nodes_[j].round) nodes_[j].held[round][h.src] = h;
             mix_when_ready(j);
-          }});
+          };
+          c_.send(n, j, std::move(ends));
+        }
       mix_when_ready(n);
     });
   }
