@@ -1,16 +1,15 @@
 #include "analysis/output_dir.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -78,7 +77,8 @@ std::optional<nlohmann::json> existing_result(const fs::path& p, const std::vect
   if (!marker)
     throw InputError(what + " " + p.string(), "",
                      "expected a new folder, an empty one or an earlier gossipsim result; this folder holds other "
-                     "files, which gossipsim never overwrites (choose another " + what + ")");
+                     "files, which gossipsim never overwrites (choose another " +
+                         what + ")");
   const std::string kind = (*marker)["kind"].get<std::string>();
   if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
     throw InputError(what + " " + p.string(), "",
@@ -95,8 +95,8 @@ fs::path choose_output(const fs::path& wanted, const std::string& kind, bool for
     fs::path candidate = wanted.string() + "-" + std::to_string(i);
     check_folder_path(candidate, what);
     if (!fs::exists(candidate, ec)) {
-      say(stderr, "gossipsim: {} holds an earlier result; writing {} instead (--force replaces it)\n",
-                 wanted.string(), candidate.string());
+      say(stderr, "gossipsim: {} holds an earlier result; writing {} instead (--force replaces it)\n", wanted.string(),
+          candidate.string());
       return candidate;
     }
   }
@@ -129,8 +129,10 @@ void OutputDir::commit() {
       // checked it; check again, the folder may have changed since).
       auto marker = read_result_marker(final_);
       if (!marker || (*marker)["kind"] != kind_)
-        throw InputError(final_.string(), "", "no other files in the result folder (it changed during the run; "
-                                              "the new result is kept in " + staging_.string() + ")");
+        throw InputError(final_.string(), "",
+                         "no other files in the result folder (it changed during the run; "
+                         "the new result is kept in " +
+                             staging_.string() + ")");
       aside = final_;
       aside += ".old-" + std::to_string(::getpid());
       rename_or_fail(final_, aside);

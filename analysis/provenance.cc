@@ -30,9 +30,9 @@ nlohmann::json build_provenance() {
   utsname u{};
   ::uname(&u);
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return {{"gossipsim", {{"version", GOSSIPSIM_VERSION}, {"commit", GOSSIPSIM_COMMIT},
-                         {"dirty", GOSSIPSIM_COMMIT_DIRTY}}},
-          {"host", {{"cpu", cpu_model()}, {"cores", cores > 0 ? cores : 1}, {"kernel", u.release}}}};
+  return {
+      {"gossipsim", {{"version", GOSSIPSIM_VERSION}, {"commit", GOSSIPSIM_COMMIT}, {"dirty", GOSSIPSIM_COMMIT_DIRTY}}},
+      {"host", {{"cpu", cpu_model()}, {"cores", cores > 0 ? cores : 1}, {"kernel", u.release}}}};
 }
 
 nlohmann::json comparable_provenance(const nlohmann::json& provenance) {

@@ -41,7 +41,7 @@ struct MethodResult {
 
 struct RunSummary {
   std::string file;
-  bool complete = true;  // false: interrupted, the outputs so far
+  bool complete = true;       // false: interrupted, the outputs so far
   nlohmann::json provenance;  // what made it (analysis/provenance.h); null in summaries older than the key
   std::vector<MethodResult> methods;
 };

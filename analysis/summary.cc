@@ -133,9 +133,12 @@ namespace {
 nlohmann::json transfer_counts(const std::vector<TransferRow>& rows) {
   int64_t finished = 0, in_flight = 0, lost = 0;
   for (const auto& t : rows) {
-    if (t.lost) ++lost;
-    else if (t.finished) ++finished;
-    else ++in_flight;
+    if (t.lost)
+      ++lost;
+    else if (t.finished)
+      ++finished;
+    else
+      ++in_flight;
   }
   return {{"transfers_started", static_cast<int64_t>(rows.size())},
           {"transfers_finished", finished},
@@ -151,9 +154,12 @@ nlohmann::json wan_counts(const MethodRun& run) {
   for (const ProfileStart& p : t.profile_start)
     start.push_back({{"kind", p.kind}, {"target", p.target}, {"value", p.value}});
   return {{"profile_start", start},
-          {"capacity_changes", n["capacity"]}, {"latency_changes", n["latency"]},
-          {"speed_changes", n["speed"]},       {"crashes", n["crash"]},
-          {"leaves", n["leave"]},              {"joins", n["join"]},
+          {"capacity_changes", n["capacity"]},
+          {"latency_changes", n["latency"]},
+          {"speed_changes", n["speed"]},
+          {"crashes", n["crash"]},
+          {"leaves", n["leave"]},
+          {"joins", n["join"]},
           {"cross_traffic_flows_started", t.cross_flows_started},
           {"cross_traffic_flows_finished", t.cross_flows_finished},
           {"cross_traffic_bytes", t.cross_bytes}};
@@ -208,9 +214,8 @@ nlohmann::json method_summary(const MethodRun& run) {
       {"transfers", t.transfers},
       {"merges", t.merges},
       {"staleness", staleness(run.recorder.transfers)},
-      {"starved_cuts", run.method.type->trains_alone
-                           ? nlohmann::json::array()
-                           : starved_cuts(run.recorder, t.nodes, t.end, run.starved_after)},
+      {"starved_cuts", run.method.type->trains_alone ? nlohmann::json::array()
+                                                     : starved_cuts(run.recorder, t.nodes, t.end, run.starved_after)},
       {"events", t.events},
       {"wall_s", t.wall_s},
       {"kernel_wall_s", t.kernel_wall_s},
@@ -221,7 +226,8 @@ nlohmann::json method_summary(const MethodRun& run) {
                                                        {"step", run.nonfinite->step},
                                                        {"virtual_s", run.nonfinite->at.seconds()},
                                                        {"loss", std::isnan(run.nonfinite->loss) ? "nan"
-                                                                : run.nonfinite->loss > 0 ? "inf" : "-inf"}}
+                                                                : run.nonfinite->loss > 0       ? "inf"
+                                                                                                : "-inf"}}
                                       : nlohmann::json();
   s.update(transfer_counts(run.recorder.transfers));
   s.update(wan_counts(run));

@@ -5,9 +5,8 @@
 // documented in docs/outputs.md.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <array>
+#include <nlohmann/json.hpp>
 
 #include "sim/runner.h"
 

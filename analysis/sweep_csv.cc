@@ -61,10 +61,11 @@ std::string number(const std::optional<T>& x) {
 std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
   std::string csv = "point";
   for (const auto& a : sweep.axes) csv += "," + csv_cell(a.path);
-  csv += ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
-         "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
-         "partners,starved_cuts,time_to_target_interp_s,time_to_target_node_mean_interp_s,"
-         "time_to_target_node_min_interp_s,final_accuracy_node_mean,final_accuracy_node_min\n";
+  csv +=
+      ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
+      "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
+      "partners,starved_cuts,time_to_target_interp_s,time_to_target_node_mean_interp_s,"
+      "time_to_target_node_min_interp_s,final_accuracy_node_mean,final_accuracy_node_min\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     const fs::path point = fs::path(out) / "points" / std::to_string(p);
     if (!fs::exists(point / "summary.json")) continue;
@@ -100,9 +101,8 @@ std::string gather_sweep_provenance(const Sweep& sweep, const std::string& out) 
     if (!fs::exists(summary)) continue;
     const nlohmann::json provenance = read_run_summary(summary.string()).provenance;
     const nlohmann::json made = comparable_provenance(provenance);
-    auto same = std::find_if(entries.begin(), entries.end(), [&](const nlohmann::json& e) {
-      return comparable_provenance(e["provenance"]) == made;
-    });
+    auto same = std::find_if(entries.begin(), entries.end(),
+                             [&](const nlohmann::json& e) { return comparable_provenance(e["provenance"]) == made; });
     if (same == entries.end()) {
       entries.push_back({{"provenance", provenance}, {"points", {p}}});
     } else {

@@ -1,15 +1,15 @@
 #include "analysis/writers.h"
 
-#include "analysis/csv.h"
-#include "analysis/summary.h"
-#include "sim/base/files.h"
-
 #include <fmt/format.h>
 
 #include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
+
+#include "analysis/csv.h"
+#include "analysis/summary.h"
+#include "sim/base/files.h"
 
 namespace gossipsim {
 
@@ -28,8 +28,9 @@ std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v
 
 void write_metrics_csv(const fs::path& file, const MethodRun& run) {
   TextFile out(file);
-  out.print("method,time_s,epochs,iterations,accuracy,loss,node_accuracy_mean,node_accuracy_min,node_accuracy_max,"
-            "node_loss_mean,node_loss_min,node_loss_max,consensus,bytes_sent,transfers,merges\n");
+  out.print(
+      "method,time_s,epochs,iterations,accuracy,loss,node_accuracy_mean,node_accuracy_min,node_accuracy_max,"
+      "node_loss_mean,node_loss_min,node_loss_max,consensus,bytes_sent,transfers,merges\n");
   for (const auto& r : run.recorder.metrics) {
     const Evaluation& e = r.eval;
     auto node = [&](double v) { return e.per_node ? number(v) : std::string(); };
@@ -122,8 +123,10 @@ void write_comm_matrix_csv(const fs::path& file, const MethodRun& run) {
   std::map<std::pair<int64_t, int64_t>, std::array<int64_t, 3>> pairs;  // transfers, bytes, lost
   for (const auto& t : run.recorder.transfers) {
     auto& p = pairs[{t.src, t.dst}];
-    if (t.lost) ++p[2];
-    else if (t.finished) ++p[0], p[1] += t.bytes;
+    if (t.lost)
+      ++p[2];
+    else if (t.finished)
+      ++p[0], p[1] += t.bytes;
   }
   TextFile out(file);
   out.print("method,src,dst,transfers,bytes,lost\n");

@@ -43,7 +43,7 @@ double quantile(std::vector<double> v, double q) {
 }
 
 nlohmann::json lag_json(const LagStats& l) {
-  return {{"events", l.events}, {"late", l.late},     {"p50_us", l.p50_us}, {"p99_us", l.p99_us},
+  return {{"events", l.events}, {"late", l.late},   {"p50_us", l.p50_us}, {"p99_us", l.p99_us},
           {"max_us", l.max_us}, {"drops", l.drops}, {"valid", l.valid}};
 }
 
@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
                            {"error_min_ms", quantile(error, 0)},
                            {"lag", lag_json(wan.lag())}});
   }
-  const std::vector<double> rates = quick ? std::vector<double>{10, 100, 400}
-                                          : std::vector<double>{10, 50, 100, 200, 400, 600, 800};
+  const std::vector<double> rates =
+      quick ? std::vector<double>{10, 100, 400} : std::vector<double>{10, 50, 100, 200, 400, 600, 800};
   for (double mbps : rates) {
     EmulatedWan wan(pair(mbps, 10));
     RealTransferOptions opt;

@@ -75,9 +75,11 @@ int main() {
     pairs.emplace_back(a, b >= a ? b + 1 : b);
   }
   double resolved = 0;
-  out["flow_change_us_geo"] = change_cost_us(geo, 10000, 200, [&](int k) { return pairs[k]; }, &resolved);
+  out["flow_change_us_geo"] = change_cost_us(
+      geo, 10000, 200, [&](int k) { return pairs[k]; }, &resolved);
   out["flows_resolved_per_change_geo"] = resolved;
-  out["flow_change_us_geo_all_resources"] = change_cost_us(geo, 10000, 200, [&](int k) { return pairs[k]; }, nullptr, false);
+  out["flow_change_us_geo_all_resources"] = change_cost_us(
+      geo, 10000, 200, [&](int k) { return pairs[k]; }, nullptr, false);
 
   // Disjoint groups: node pairs joined by their own link, 20 flows per pair.
   for (int groups : {50, 500}) {
@@ -90,8 +92,8 @@ int main() {
       boost::add_edge(a, b, EdgeInfo{mbps(1000), milliseconds(10)}, t.graph);
     }
     int flows = groups * 20;
-    out[fmt::format("flow_change_us_groups_{}_flows", flows)] =
-        change_cost_us(t, flows, 200, [](int k) { return std::make_pair(NodeId(2 * (k / 20)), NodeId(2 * (k / 20) + 1)); });
+    out[fmt::format("flow_change_us_groups_{}_flows", flows)] = change_cost_us(
+        t, flows, 200, [](int k) { return std::make_pair(NodeId(2 * (k / 20)), NodeId(2 * (k / 20) + 1)); });
   }
   fmt::print("{}\n", out.dump(2));
 }

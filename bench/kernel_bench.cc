@@ -60,11 +60,12 @@ static WorkloadSpec workload(int workers) {
 // A plain LibTorch training loop on one module: the reference.
 class PlainLoop {
  public:
-  PlainLoop() : net_(make_model(ModelSpec{}, {1, 28, 28}, 10)),
-                opt_(net_->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9)),
-                data_(torch::randn({4096, 1, 28, 28})),
-                labels_(torch::randint(10, {4096}, torch::kInt64)),
-                gen_(at::detail::createCPUGenerator(3)) {}
+  PlainLoop()
+      : net_(make_model(ModelSpec{}, {1, 28, 28}, 10)),
+        opt_(net_->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9)),
+        data_(torch::randn({4096, 1, 28, 28})),
+        labels_(torch::randint(10, {4096}, torch::kInt64)),
+        gen_(at::detail::createCPUGenerator(3)) {}
   void run(int n) {
     for (int k = 0; k < n; ++k) {
       auto idx = at::randint(4096, {32}, gen_, torch::kInt64);
@@ -85,8 +86,8 @@ class PlainLoop {
 // Nodes of the per-node store, stepped round robin.
 class StoreLoop {
  public:
-  StoreLoop(int workers, int nodes) : factory_(make_torch_factory(workload(workers), 1, 0)),
-                                      learner_(factory_->make(nodes)), nodes_(nodes) {}
+  StoreLoop(int workers, int nodes)
+      : factory_(make_torch_factory(workload(workers), 1, 0)), learner_(factory_->make(nodes)), nodes_(nodes) {}
   void run(int n) {
     for (int k = 0; k < n; ++k) learner_->step(next_++ % nodes_, Time());
     for (NodeId m = 0; m < nodes_; ++m) snapshot_values(*learner_->snapshot(m));  // waits for every chain
@@ -140,7 +141,8 @@ static nlohmann::json machine(int iterations) {
   }
   const BlasInfo blas = blas_info();
   return {{"blas", blas.name + " " + blas.version + (blas.core.empty() ? "" : " " + blas.core)},
-          {"gemm_gflops", median(gemm)}, {"conv_gflops", median(conv)}};
+          {"gemm_gflops", median(gemm)},
+          {"conv_gflops", median(conv)}};
 }
 
 // Node-steps/s of the map's mlp, 16 nodes stepped in rounds (each round
@@ -186,8 +188,10 @@ int main(int argc, char** argv) {
   }
   if (argc > 2 && std::string(argv[2]) == "mlp") {
     const double fused = mlp_steps(iterations, true), single = mlp_steps(iterations, false);
-    fmt::print("{}\n", nlohmann::json{{"fused_steps_per_s", fused}, {"per_node_steps_per_s", single},
-                                      {"fused_over_per_node", fused / single}}.dump());
+    fmt::print("{}\n", nlohmann::json{{"fused_steps_per_s", fused},
+                                      {"per_node_steps_per_s", single},
+                                      {"fused_over_per_node", fused / single}}
+                           .dump());
     return 0;
   }
   PlainLoop plain;

@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
   for (auto [it, end] = boost::edges(g); it != end; ++it) {
     const auto& e = g[*it];
     p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(e.latency.ns())));
-    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(e.capacity.bytes_per_second() * 8))));
+    p2p.SetDeviceAttribute("DataRate",
+                           DataRateValue(DataRate(static_cast<uint64_t>(e.capacity.bytes_per_second() * 8))));
     NetDeviceContainer d = p2p.Install(vertices.Get(boost::source(*it, g)), vertices.Get(boost::target(*it, g)));
     addresses.Assign(d);
     addresses.NewNetwork();
@@ -159,7 +160,8 @@ int main(int argc, char** argv) {
     const gossipsim::ReplayTransfer& x = in.transfers[i];
     if (x.control) continue;
     const double finish = x.bytes == 0 ? x.start_s : progress[i].finish;
-    if (finish < 0) std::cout << fmt::format("{},{},{},{},flow,{:.9f},,\n", i, x.src, x.dst, x.bytes, x.start_s);
+    if (finish < 0)
+      std::cout << fmt::format("{},{},{},{},flow,{:.9f},,\n", i, x.src, x.dst, x.bytes, x.start_s);
     else
       std::cout << fmt::format("{},{},{},{},flow,{:.9f},{:.9f},{:.9f}\n", i, x.src, x.dst, x.bytes, x.start_s, finish,
                                finish - x.start_s);

@@ -11,10 +11,10 @@
 #include <iostream>
 #include <set>
 
-#include "sim/base/console.h"
-#include "sim/base/files.h"
 #include "analysis/output_dir.h"
 #include "analysis/writers.h"
+#include "sim/base/console.h"
+#include "sim/base/files.h"
 #include "sim/dataset_info.h"
 #include "sim/network.h"
 #include "sim/replay.h"
@@ -40,26 +40,26 @@ void check_workload(const Scenario& sc, const std::string& kernels) {
   if (model == 0) model = model_state_bytes(sc.workload);
 #endif
   const double bytes_per_value = data.integer_inputs ? 8.0 : 4.0;
-  check_memory(sc, model, static_cast<int64_t>(bytes_per_value * features * static_cast<double>(data.train + data.test)));
+  check_memory(sc, model,
+               static_cast<int64_t>(bytes_per_value * features * static_cast<double>(data.train + data.test)));
 }
 
 int validate_command(const std::string& file, const std::vector<std::string>& sets, const std::string& kernels) {
   Scenario sc = load_scenario(file, sets);
   check_workload(sc, kernels);
-  say(stdout, "{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:",
-             file, sc.name, sc.topology.description, boost::num_vertices(sc.topology.graph),
-             boost::num_edges(sc.topology.graph),
-             sc.workload.dataset == "tensors" ? fmt::format("tensors {} ({} + {} samples of [{}], {} classes)",
-                                                            sc.workload.data_file, sc.workload.data_facts.train,
-                                                            sc.workload.data_facts.test,
-                                                            fmt::join(sc.workload.data_facts.shape, ", "),
-                                                            sc.workload.data_facts.classes)
-                                              : sc.workload.dataset,
-             sc.workload.model.name == "torchscript"
-                 ? fmt::format("torchscript {} ({} bytes of state)", sc.workload.model.torchscript,
-                               sc.workload.model.state_bytes)
-                 : sc.workload.model.name,
-             sc.workload.batch);
+  say(stdout,
+      "{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:", file,
+      sc.name, sc.topology.description, boost::num_vertices(sc.topology.graph), boost::num_edges(sc.topology.graph),
+      sc.workload.dataset == "tensors"
+          ? fmt::format("tensors {} ({} + {} samples of [{}], {} classes)", sc.workload.data_file,
+                        sc.workload.data_facts.train, sc.workload.data_facts.test,
+                        fmt::join(sc.workload.data_facts.shape, ", "), sc.workload.data_facts.classes)
+          : sc.workload.dataset,
+      sc.workload.model.name == "torchscript"
+          ? fmt::format("torchscript {} ({} bytes of state)", sc.workload.model.torchscript,
+                        sc.workload.model.state_bytes)
+          : sc.workload.model.name,
+      sc.workload.batch);
   for (const auto& m : sc.methods) say(stdout, " {}", m.label);
   say(stdout, "\n");
   if (sc.workload.partition.kind == PartitionSpec::Kind::kFile)
@@ -71,18 +71,19 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
     std::set<NodeId> nodes(sc.churn.start_down.begin(), sc.churn.start_down.end());
     for (const auto& e : sc.churn.events) nodes.insert(e.node);
     say(stdout, "  churn: {} events on {} nodes ({} down at the start)\n", sc.churn.events.size(), nodes.size(),
-               sc.churn.start_down.size());
+        sc.churn.start_down.size());
   }
-  if (!sc.network.cross_traffic.empty())
-    say(stdout, "  cross-traffic: {} sources\n", sc.network.cross_traffic.size());
+  if (!sc.network.cross_traffic.empty()) say(stdout, "  cross-traffic: {} sources\n", sc.network.cross_traffic.size());
   return 0;
 }
 
 int replay_command(const std::string& file, const std::string& out) {
   if (!out.empty()) check_output_file(out, "--out", kReplayCsvHeader);
   const std::string csv = replay_transfers(JsonReader::parse_file(file), file);
-  if (out.empty()) std::cout << csv;
-  else write_file_atomically(out, csv);
+  if (out.empty())
+    std::cout << csv;
+  else
+    write_file_atomically(out, csv);
   return 0;
 }
 
@@ -100,9 +101,8 @@ int topology_command(const std::string& spec, bool dot, const std::vector<std::s
     std::cout << to_dot(t);
   } else {
     say(stdout, "{}\n  vertices {}, links {}, compute nodes {}\n", t.description, boost::num_vertices(t.graph),
-               boost::num_edges(t.graph), t.node_count());
-    for (NodeId n = 0; n < t.node_count(); ++n)
-      say(stdout, "  node {} peers: {}\n", n, fmt::join(t.peers[n], " "));
+        boost::num_edges(t.graph), t.node_count());
+    for (NodeId n = 0; n < t.node_count(); ++n) say(stdout, "  node {} peers: {}\n", n, fmt::join(t.peers[n], " "));
   }
   return 0;
 }
@@ -113,14 +113,17 @@ int plot_command(const PlotCommand& cmd) {
   for (const auto& r : results) {
     auto marker = read_result_marker(r);
     if (!marker || ((*marker)["kind"] != "run" && (*marker)["kind"] != "sweep"))
-      throw InputError(r, "", fs::is_directory(r) ? "a folder written by gossipsim run or gossipsim sweep (this one is not)"
-                              : fs::exists(r)    ? "a folder written by gossipsim run or gossipsim sweep, not a file"
-                                                 : "a folder written by gossipsim run or gossipsim sweep (it does not exist)");
+      throw InputError(r, "",
+                       fs::is_directory(r) ? "a folder written by gossipsim run or gossipsim sweep (this one is not)"
+                       : fs::exists(r)     ? "a folder written by gossipsim run or gossipsim sweep, not a file"
+                                       : "a folder written by gossipsim run or gossipsim sweep (it does not exist)");
     if ((*marker)["kind"] == "sweep" && !marker->value("complete", false))
       throw InputError(r, "", "a finished sweep (this one has points still to run or failed; run the sweep again)");
     if ((*marker)["kind"] == "run" && !marker->value("complete", true))
-      say(stderr, "gossipsim: note: {} is an interrupted run (gossipsim run --resume {} finishes it); "
-                         "plotting what was done\n", r, r);
+      say(stderr,
+          "gossipsim: note: {} is an interrupted run (gossipsim run --resume {} finishes it); "
+          "plotting what was done\n",
+          r, r);
   }
   if (!out.empty()) {
     if (!existing_result(out, {}, "--out")) {

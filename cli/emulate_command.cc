@@ -8,10 +8,10 @@
 #include <cmath>
 #include <iostream>
 
-#include "sim/base/console.h"
 #include "analysis/output_dir.h"
 #include "cli/commands.h"
 #include "emulate/real_transfers.h"
+#include "sim/base/console.h"
 #include "sim/base/error.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
@@ -58,8 +58,9 @@ int emulate_command(const EmulateCommand& cmd) {
   const uint64_t limit = raise_open_file_limit(), needed = 2 * in.transfers.size() + 256;
   note_open_files_needed(needed);
   if (needed > limit)
-    say(stderr, "gossipsim: net emulate: {} transfers take up to {} open files if they all overlap; this process may "
-                "hold {} (the hard limit of ulimit -n): if they do, the run fails and says so\n",
+    say(stderr,
+        "gossipsim: net emulate: {} transfers take up to {} open files if they all overlap; this process may "
+        "hold {} (the hard limit of ulimit -n): if they do, the run fails and says so\n",
         in.transfers.size(), needed, limit);
   RealTransferOptions opt;
   opt.connections = cmd.connections == "persistent" ? Connections::kPersistent
@@ -89,14 +90,28 @@ int emulate_command(const EmulateCommand& cmd) {
   const nlohmann::json meta = {
       {"replay", cmd.file},
       {"connections", cmd.connections},
-      {"tcp", {{"congestion_control", tcp.congestion}, {"available", tcp.available},
-               {"slow_start_after_idle", tcp.slow_start_after_idle}, {"no_metrics_save", tcp.no_metrics_save},
-               {"initial_window_segments", tcp.initial_window_segments}, {"rmem", tcp.rmem}, {"wmem", tcp.wmem},
-               {"kernel", tcp.kernel}}},
-      {"emulator", {{"queue_packets", eo.queue_packets}, {"mtu", eo.mtu}, {"events", lag.events},
-                    {"late_events", lag.late}, {"late_us", eo.late_us}, {"lag_p50_us", lag.p50_us},
-                    {"lag_p99_us", lag.p99_us}, {"lag_max_us", lag.max_us}, {"packets", lag.packets},
-                    {"bytes", lag.bytes}, {"drops", lag.drops}, {"write_failures", lag.write_failures}}},
+      {"tcp",
+       {{"congestion_control", tcp.congestion},
+        {"available", tcp.available},
+        {"slow_start_after_idle", tcp.slow_start_after_idle},
+        {"no_metrics_save", tcp.no_metrics_save},
+        {"initial_window_segments", tcp.initial_window_segments},
+        {"rmem", tcp.rmem},
+        {"wmem", tcp.wmem},
+        {"kernel", tcp.kernel}}},
+      {"emulator",
+       {{"queue_packets", eo.queue_packets},
+        {"mtu", eo.mtu},
+        {"events", lag.events},
+        {"late_events", lag.late},
+        {"late_us", eo.late_us},
+        {"lag_p50_us", lag.p50_us},
+        {"lag_p99_us", lag.p99_us},
+        {"lag_max_us", lag.max_us},
+        {"packets", lag.packets},
+        {"bytes", lag.bytes},
+        {"drops", lag.drops},
+        {"write_failures", lag.write_failures}}},
       {"unfinished", unfinished},
       {"valid", lag.valid},
   };
@@ -108,14 +123,15 @@ int emulate_command(const EmulateCommand& cmd) {
     write_file_atomically(cmd.out + ".json", meta.dump(2) + "\n");
   }
   if (unfinished > 0)
-    say(stderr, "gossipsim: net emulate: {} of {} transfers did not finish within --time-limit {:g} s "
-                       "(their finish_s and duration_s are empty)\n",
-               unfinished, flows, cmd.time_limit_s);
+    say(stderr,
+        "gossipsim: net emulate: {} of {} transfers did not finish within --time-limit {:g} s "
+        "(their finish_s and duration_s are empty)\n",
+        unfinished, flows, cmd.time_limit_s);
   if (!lag.valid) {
     say(stderr,
-               "gossipsim: net emulate: the emulator fell behind ({} of {} events more than {:g} us late, p99 {:g} us): "
-               "the run is marked invalid\n",
-               lag.late, lag.events, eo.late_us, lag.p99_us);
+        "gossipsim: net emulate: the emulator fell behind ({} of {} events more than {:g} us late, p99 {:g} us): "
+        "the run is marked invalid\n",
+        lag.late, lag.events, eo.late_us, lag.p99_us);
     return 3;
   }
   return 0;

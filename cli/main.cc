@@ -1,15 +1,15 @@
 // gossipsim: discrete-event WAN simulation of gossip SGD with real kernels.
 // The command line: each subcommand's options are declared in one function,
 // and the chosen one runs; bad input ends in one line and exit 2.
-#include <CLI/CLI.hpp>
-#include <csignal>
-#include <sstream>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <csignal>
 #include <filesystem>
+#include <sstream>
 
-#include "sim/base/console.h"
 #include "cli/commands.h"
+#include "sim/base/console.h"
 #include "sim/base/error.h"
 
 namespace gossipsim {
@@ -26,8 +26,10 @@ void add_methods_option(CLI::App* c, std::vector<std::string>& methods) {
         std::string label;
         std::istringstream in(text + ",");
         while (std::getline(in, label, ','))
-          if (label.empty()) throw CLI::ValidationError("--methods", "expected method labels separated by commas, got '" + text + "'");
-          else methods.push_back(label);
+          if (label.empty())
+            throw CLI::ValidationError("--methods", "expected method labels separated by commas, got '" + text + "'");
+          else
+            methods.push_back(label);
       },
       "Only these method labels (comma-separated)");
 }
@@ -106,8 +108,8 @@ std::pair<CLI::App*, CLI::App*> add_net(CLI::App& app, Given& g) {
   auto* c = net->add_subcommand("replay", "Replay transfers on a topology; one CSV row per transfer");
   c->add_option("file", g.file, "Replay JSON: topology, network, transfers")->required();
   c->add_option("--out", g.out, "CSV file (default: standard output)");
-  auto* e = net->add_subcommand("emulate",
-                                "The same transfers as real TCP through an emulated WAN on this machine (root)");
+  auto* e =
+      net->add_subcommand("emulate", "The same transfers as real TCP through an emulated WAN on this machine (root)");
   EmulateCommand& x = g.emulate;
   e->add_option("file", x.file, "Replay JSON, as for net replay")->required();
   e->add_option("--out", x.out, "CSV file (default: standard output); its settings and timing go to OUT.json");
@@ -118,7 +120,9 @@ std::pair<CLI::App*, CLI::App*> add_net(CLI::App& app, Given& g) {
   e->add_option("--congestion", x.congestion, "default (the kernel's), bbr, cubic or reno")
       ->check(CLI::IsMember({"default", "bbr", "cubic", "reno"}));
   e->add_option("--queue-packets", x.queue_packets, "Drop-tail queue of every resource, packets (default 1000)");
-  e->add_option("--max-rate-mbps", x.max_rate_mbps, "Refuse routes whose bottleneck is above (default 200: where bench/emulator_bench finds the emulator keeps time on 2 cores)");
+  e->add_option("--max-rate-mbps", x.max_rate_mbps,
+                "Refuse routes whose bottleneck is above (default 200: where bench/emulator_bench finds the emulator "
+                "keeps time on 2 cores)");
   e->add_option("--time-limit", x.time_limit_s, "Give up on transfers not done after this many seconds (900)");
   return {c, e};
 }

@@ -17,21 +17,20 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
-#include "sim/base/console.h"
 #include "analysis/output_dir.h"
 #include "analysis/provenance.h"
 #include "analysis/summary.h"
 #include "analysis/writers.h"
-#include "sim/base/error.h"
-#include "sim/checkpoint.h"
 #include "cli/commands.h"
 #include "emulate/real_network.h"
+#include "sim/base/console.h"
+#include "sim/base/error.h"
+#include "sim/checkpoint.h"
 #include "sim/dataset_info.h"
 #include "sim/evaluation_cost.h"
 #include "sim/methods/registry.h"
@@ -69,7 +68,8 @@ std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::stri
 #ifdef GOSSIPSIM_WITH_TORCH
     if (model == 0) model = model_state_bytes(w);
 #endif
-    if (model == 0) throw InputError(sc.file, "/workload/model_bytes", "a model size in bytes (built without LibTorch)");
+    if (model == 0)
+      throw InputError(sc.file, "/workload/model_bytes", "a model size in bytes (built without LibTorch)");
     int64_t train = published_dataset(w).train;
     if (w.train_samples > 0) train = std::min(train, w.train_samples);
     return std::make_unique<NullFactory>(bytes(model), w.batch, train);
@@ -199,8 +199,10 @@ class Run {
   int execute() {
     if (cmd_.real && !cmd_.resume.empty())
       throw InputError("--resume", "", "expected a simulated run: a real run (--real) is not resumed (run it again)");
-    if (cmd_.resume.empty()) load_scenario_file();
-    else load_checkpoint();
+    if (cmd_.resume.empty())
+      load_scenario_file();
+    else
+      load_checkpoint();
     select_methods();
     check_options();
     check_workload(sc_, cmd_.kernels);
@@ -246,7 +248,8 @@ class Run {
       sc_ = parse_scenario(header_.at("scenario"), cmd_.scenario);
       sc_.workload.workers = header_.at("workers").get<int>();
     } catch (const nlohmann::json::exception& e) {
-      throw InputError((dir / "checkpoint.json").string(), "", std::string("expected a gossipsim checkpoint: ") + e.what());
+      throw InputError((dir / "checkpoint.json").string(), "",
+                       std::string("expected a gossipsim checkpoint: ") + e.what());
     }
     if (cmd_.workers > 0) sc_.workload.workers = cmd_.workers;  // results do not depend on it
     resume_state_ = ckpt_->read_current();
@@ -272,12 +275,14 @@ class Run {
       const std::string path = in.value("path", ""), digest = file_digest(path);
       if (digest.empty())
         throw InputError(header_file.string(), in.value("named_at", ""),
-                         "expected " + path + ", which the run began with; it is gone or unreadable (restore it, or "
-                         "run again without --resume)");
+                         "expected " + path +
+                             ", which the run began with; it is gone or unreadable (restore it, or "
+                             "run again without --resume)");
       if (digest != in.value("digest", ""))
         throw InputError(header_file.string(), in.value("named_at", ""),
-                         "expected " + path + " as it was when the run began; it has changed since (resuming would mix "
-                         "two inputs in one result: restore it, or run again without --resume)");
+                         "expected " + path +
+                             " as it was when the run began; it has changed since (resuming would mix "
+                             "two inputs in one result: restore it, or run again without --resume)");
     }
   }
 
@@ -301,9 +306,9 @@ class Run {
       if (std::none_of(sc_.methods.begin(), sc_.methods.end(), [&](const auto& m) { return m.label == want; })) {
         std::string labels;
         for (const auto& m : sc_.methods) labels += (labels.empty() ? "" : ", ") + m.label;
-        throw InputError(cmd_.scenario, "/methods",
-                         fmt::format("no method labelled {} (from --methods); the scenario's labels are {}",
-                                     want, labels));
+        throw InputError(
+            cmd_.scenario, "/methods",
+            fmt::format("no method labelled {} (from --methods); the scenario's labels are {}", want, labels));
       }
   }
 
@@ -335,10 +340,17 @@ class Run {
                        "a folder without an unfinished run: " + dir.string() + " holds one (resume it with --resume " +
                            out_.string() + ", or remove it)");
     ckpt_ = std::make_unique<CheckpointFolder>(dir);
-    header_ = {{"scenario_file", cmd_.scenario}, {"scenario", sc_.document},   {"methods", cmd_.methods},
-               {"kernels", cmd_.kernels},        {"trace", cmd_.trace},        {"workers", sc_.workload.workers},
-               {"checkpoint_every", cmd_.checkpoint_every}, {"out", out_.string()}, {"done", nlohmann::json::array()},
-               {"summary", nullptr}, {"inputs", input_digests()}};
+    header_ = {{"scenario_file", cmd_.scenario},
+               {"scenario", sc_.document},
+               {"methods", cmd_.methods},
+               {"kernels", cmd_.kernels},
+               {"trace", cmd_.trace},
+               {"workers", sc_.workload.workers},
+               {"checkpoint_every", cmd_.checkpoint_every},
+               {"out", out_.string()},
+               {"done", nlohmann::json::array()},
+               {"summary", nullptr},
+               {"inputs", input_digests()}};
   }
 
   // SIGINT and SIGTERM stop the run at the next event: a last checkpoint,
@@ -388,9 +400,9 @@ class Run {
     opts.progress = !cmd_.quiet;
     opts.progress_lines = !::isatty(2);
     opts.method_count = static_cast<int>(methods_.size());
-    opts.method_index = static_cast<int>(std::find_if(methods_.begin(), methods_.end(),
-                                                      [&](const MethodOptions& o) { return o.label == m.label; }) -
-                                         methods_.begin());
+    opts.method_index = static_cast<int>(
+        std::find_if(methods_.begin(), methods_.end(), [&](const MethodOptions& o) { return o.label == m.label; }) -
+        methods_.begin());
     for (const auto& done : summary_["methods"]) opts.wall_before_s += done.value("wall_s", 0.0);
     if (opts.progress && opts.progress_lines)
       say(stderr, "[{}/{}] {}: started\n", opts.method_index + 1, opts.method_count, m.label);
@@ -480,13 +492,13 @@ class Run {
   void report(const nlohmann::json& rs, bool progress_shown) const {
     if (cmd_.quiet) return;
     if (!progress_shown)
-      say(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n",
-                 rs["label"].get<std::string>(), rs["virtual_s"].get<double>(), rs["epochs"].get<double>(),
-                 rs["final_accuracy"].dump(), rs["wall_s"].get<double>());
+      say(stderr, "{}: {:.1f} virtual s, {:.2f} epochs, accuracy {}, {:.1f} s wall\n", rs["label"].get<std::string>(),
+          rs["virtual_s"].get<double>(), rs["epochs"].get<double>(), rs["final_accuracy"].dump(),
+          rs["wall_s"].get<double>());
     for (const auto& c : rs["starved_cuts"])
       say(stderr, "  warning: {}: no transfer crossed the cut {} for {:.1f} virtual s ({:.1f} to {:.1f} s)\n",
-                 rs["label"].get<std::string>(), c["cut"].get<std::string>(), c["longest_gap_s"].get<double>(),
-                 c["from_s"].get<double>(), c["to_s"].get<double>());
+          rs["label"].get<std::string>(), c["cut"].get<std::string>(), c["longest_gap_s"].get<double>(),
+          c["from_s"].get<double>(), c["to_s"].get<double>());
   }
 
   // Writes the run's files and commits the folder; an interrupted run keeps
@@ -499,17 +511,19 @@ class Run {
     if (!complete && cmd_.real) {
       dir_->mark({{"complete", false}});
       dir_->commit();
-      say(stderr, "\ngossipsim: interrupted in {}; {} holds what was done (incomplete); a real run is not "
-                         "resumed: run it again\n", interrupted_label_, out_.string());
+      say(stderr,
+          "\ngossipsim: interrupted in {}; {} holds what was done (incomplete); a real run is not "
+          "resumed: run it again\n",
+          interrupted_label_, out_.string());
       return 128 + static_cast<int>(g_signal);
     }
     if (!complete) {
       dir_->mark({{"complete", false}});
       dir_->commit();
-      say(stderr, "\ngossipsim: interrupted in {} at {:.3f} virtual s; {} holds what was done (incomplete); "
-                         "continue with: gossipsim run --resume {}\n",
-                 interrupted_label_, summary_["methods"].back()["virtual_s"].get<double>(), out_.string(),
-                 out_.string());
+      say(stderr,
+          "\ngossipsim: interrupted in {} at {:.3f} virtual s; {} holds what was done (incomplete); "
+          "continue with: gossipsim run --resume {}\n",
+          interrupted_label_, summary_["methods"].back()["virtual_s"].get<double>(), out_.string(), out_.string());
       return 128 + static_cast<int>(g_signal);
     }
     dir_->commit();
@@ -529,7 +543,7 @@ class Run {
       if (r.value("valid", true)) continue;
       ++invalid;
       say(stderr, "gossipsim: run --real: {} is invalid: {}\n", m["label"].get<std::string>(),
-                 r.value("invalid_because", std::string()));
+          r.value("invalid_because", std::string()));
     }
     return invalid > 0 ? 3 : 0;
   }

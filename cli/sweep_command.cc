@@ -21,10 +21,10 @@
 
 #include <atomic>
 #include <boost/asio/post.hpp>
-#include <csignal>
-#include <cstring>
 #include <boost/asio/thread_pool.hpp>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -32,10 +32,10 @@
 #include <set>
 #include <thread>
 
-#include "sim/base/console.h"
 #include "analysis/output_dir.h"
 #include "analysis/sweep_csv.h"
 #include "cli/commands.h"
+#include "sim/base/console.h"
 #include "sim/base/error.h"
 #include "sim/dataset_info.h"
 #include "sim/evaluation_cost.h"
@@ -139,8 +139,10 @@ int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::pthread_sigmask(SIG_UNBLOCK, &stopper.blocked(), nullptr);
-    if (program.empty()) ::execv(self.c_str(), argv.data());
-    else ::execvp(program.c_str(), argv.data());
+    if (program.empty())
+      ::execv(self.c_str(), argv.data());
+    else
+      ::execvp(program.c_str(), argv.data());
     ::_exit(127);
   }
   const bool added = stopper.add(pid);
@@ -154,7 +156,8 @@ int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper
 class SweepRun {
  public:
   explicit SweepRun(const SweepCommand& cmd)
-      : cmd_(cmd), sweep_(load_sweep(cmd.sweep)),
+      : cmd_(cmd),
+        sweep_(load_sweep(cmd.sweep)),
         out_(cmd.out.empty() ? fs::path("results") / sweep_.name : fs::path(cmd.out)) {}
 
   int execute() {
@@ -167,11 +170,13 @@ class SweepRun {
     std::vector<size_t> todo;
     size_t done = 0;
     for (size_t p : shard_points(sweep_.size(), shard, shards)) {
-      if (point_done(p)) ++done;
-      else todo.push_back(p);
+      if (point_done(p))
+        ++done;
+      else
+        todo.push_back(p);
     }
-    say(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep_.name, sweep_.size(),
-               shard, shards, done, todo.size());
+    say(stderr, "sweep {}: {} points, shard {}/{}: {} done already, {} to run\n", sweep_.name, sweep_.size(), shard,
+        shards, done, todo.size());
     int stopped_by = 0;
     {
       Stopper stopper;
@@ -181,8 +186,8 @@ class SweepRun {
       stopper_ = nullptr;
     }
     if (stopped_by) {
-      say(stderr, "sweep {}: stopped by signal {}; the points not done run when the sweep starts again\n",
-                 sweep_.name, stopped_by);
+      say(stderr, "sweep {}: stopped by signal {}; the points not done run when the sweep starts again\n", sweep_.name,
+          stopped_by);
       return 128 + stopped_by;
     }
     return gather();
@@ -199,8 +204,9 @@ class SweepRun {
       const std::string path = s.substr(0, s.find('='));
       for (const auto& a : sweep_.axes)
         if (path == a.path)
-          throw InputError("--set " + s, "", "a path that is not an axis of the sweep (" + a.path +
-                                                 " is one: change its values in " + sweep_.file + ")");
+          throw InputError("--set " + s, "",
+                           "a path that is not an axis of the sweep (" + a.path + " is one: change its values in " +
+                               sweep_.file + ")");
     }
     check_sweep_values(sweep_, cmd_.sets);
     // Evaluations priced before the points pay for them (the first point's).
@@ -297,7 +303,8 @@ class SweepRun {
       return 0;
     }
     if (tasks.empty()) return gather();
-    say(stderr, "sweep {}: {} of {} points to run, as a Slurm job array of {} task(s) ({}): submitting it and waiting\n",
+    say(stderr,
+        "sweep {}: {} of {} points to run, as a Slurm job array of {} task(s) ({}): submitting it and waiting\n",
         sweep_.name, todo, sweep_.size(), tasks.size(), script.string());
     const fs::path submitted = logs / "sbatch.log";
     int rc = 0, stopped_by = 0;
@@ -319,8 +326,9 @@ class SweepRun {
                                    said.empty() ? std::string("no output") : said.substr(0, said.find('\n'))));
     if (stopped_by) {
       const int cancelled = std::system(("scancel " + job_id + " > /dev/null 2>&1").c_str());
-      say(stderr, "sweep {}: stopped by signal {}; Slurm job {} {}; the points not done run when the sweep is "
-                  "submitted again\n",
+      say(stderr,
+          "sweep {}: stopped by signal {}; Slurm job {} {}; the points not done run when the sweep is "
+          "submitted again\n",
           sweep_.name, stopped_by, job_id, cancelled == 0 ? "cancelled" : "could not be cancelled (scancel it)");
       return 128 + stopped_by;
     }
@@ -347,8 +355,9 @@ class SweepRun {
           task_log.string());
     }
     if (not_done) {
-      say(stderr, "sweep {}: {} of {} points not done by Slurm job {}; no sweep.csv until every point is done "
-                  "(submit the sweep again to run them)\n",
+      say(stderr,
+          "sweep {}: {} of {} points not done by Slurm job {}; no sweep.csv until every point is done "
+          "(submit the sweep again to run them)\n",
           sweep_.name, not_done, sweep_.size(), job_id);
       return 3;
     }
@@ -401,8 +410,9 @@ class SweepRun {
     return marker && marker->value("complete", true);
   }
   void mark(bool complete) const {
-    write_result_marker(out_, "sweep", {{"name", sweep_.name}, {"points", sweep_.size()}, {"complete", complete},
-                                        {"settings", settings()}});
+    write_result_marker(
+        out_, "sweep",
+        {{"name", sweep_.name}, {"points", sweep_.size()}, {"complete", complete}, {"settings", settings()}});
   }
 
   std::vector<std::string> point_args(size_t p) const {
@@ -412,8 +422,9 @@ class SweepRun {
     // than fail on the checkpoint its fresh run would not overwrite.
     if (fs::exists(fs::path(dir.string() + ".checkpoint") / "checkpoint.json"))
       return {"gossipsim", "run", "--resume", dir.string(), "--quiet", "--workers", std::to_string(cmd_.workers)};
-    std::vector<std::string> args = {"gossipsim", "run", sweep_.base, "--quiet", "--force", "--workers",
-                                     std::to_string(cmd_.workers), "--kernels", cmd_.kernels, "--out", dir.string()};
+    std::vector<std::string> args = {
+        "gossipsim", "run",        sweep_.base, "--quiet",   "--force", "--workers", std::to_string(cmd_.workers),
+        "--kernels", cmd_.kernels, "--out",     dir.string()};
     if (cmd_.trace) args.push_back("--trace");
     for (const auto& o : point_sets(p)) args.insert(args.end(), {"--set", o});
     return args;
@@ -422,9 +433,10 @@ class SweepRun {
   void run_points(const std::vector<size_t>& todo) {
     const int jobs = cmd_.jobs > 0 ? cmd_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     boost::asio::thread_pool pool(jobs);
-    for (size_t p : todo) boost::asio::post(pool, [this, p] {
-      if (!stopper_->signal()) run_point(p);
-    });
+    for (size_t p : todo)
+      boost::asio::post(pool, [this, p] {
+        if (!stopper_->signal()) run_point(p);
+      });
     pool.join();
   }
 
@@ -476,21 +488,23 @@ class SweepRun {
       fs::remove(csv, ec);
       std::sort(failed_.begin(), failed_.end());
       say(stderr, "{} point(s) failed: {} (their logs are in {}/points/); no sweep.csv until every point is done\n",
-                 failed_.size(), fmt::join(failed_, ", "), out_.string());
+          failed_.size(), fmt::join(failed_, ", "), out_.string());
       return 3;
     }
     if (all_done < sweep_.size()) {
       std::vector<std::string> running;
       for (size_t p = 0; p < sweep_.size(); ++p)
         if (!point_done(p))
-          if (auto pid = FolderClaim::holder(point_dir(p), kPointClaim)) running.push_back(fmt::format("{} ({})", p, *pid));
+          if (auto pid = FolderClaim::holder(point_dir(p), kPointClaim))
+            running.push_back(fmt::format("{} ({})", p, *pid));
       if (!running.empty())
-        say(stderr, "{} of {} points done; {} running in other processes: {} (the last of them to finish writes "
-                    "sweep.csv)\n",
+        say(stderr,
+            "{} of {} points done; {} running in other processes: {} (the last of them to finish writes "
+            "sweep.csv)\n",
             all_done, sweep_.size(), running.size(), fmt::join(running, ", "));
       else
-        say(stderr, "{} of {} points done (other shards still to run); sweep.csv is written once all are\n",
-            all_done, sweep_.size());
+        say(stderr, "{} of {} points done (other shards still to run); sweep.csv is written once all are\n", all_done,
+            sweep_.size());
       return 0;
     }
     FolderSetupLock setup(out_);  // one gather at a time, never beside a shard's setup
@@ -506,7 +520,7 @@ class SweepRun {
   Sweep sweep_;
   fs::path out_;
   std::unique_ptr<FolderClaim> claim_;  // no other sweep writes into out_ meanwhile
-  Stopper* stopper_ = nullptr;  // while points run
+  Stopper* stopper_ = nullptr;          // while points run
   std::mutex mutex_;
   std::vector<size_t> failed_;
 };

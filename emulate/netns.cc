@@ -2,18 +2,17 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -90,10 +89,11 @@ std::string open_files_advice(int error) {
   rlimit r{};
   ::getrlimit(RLIMIT_NOFILE, &r);
   const uint64_t needed = std::max<uint64_t>(g_files_needed, 2 * static_cast<uint64_t>(r.rlim_cur));
-  return fmt::format(" (this process may hold {} open files, the hard limit of ulimit -n, and holds {}; each "
-                     "transfer in flight takes two, and this run may need up to {}: raise the hard limit, e.g. "
-                     "ulimit -Hn {} as root, or run fewer transfers at once)",
-                     r.rlim_cur, open_files(), needed, needed);
+  return fmt::format(
+      " (this process may hold {} open files, the hard limit of ulimit -n, and holds {}; each "
+      "transfer in flight takes two, and this run may need up to {}: raise the hard limit, e.g. "
+      "ulimit -Hn {} as root, or run fewer transfers at once)",
+      r.rlim_cur, open_files(), needed, needed);
 }
 
 std::optional<std::string> unavailable() {
@@ -130,7 +130,8 @@ Fd new_namespace() {
   const ssize_t n = ::read(ready[0], &ok, 1);
   ::close(ready[0]);
   Fd ns;
-  if (n == 1 && ok == 'y') ns = Fd(::open(("/proc/" + std::to_string(child) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC));
+  if (n == 1 && ok == 'y')
+    ns = Fd(::open(("/proc/" + std::to_string(child) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC));
   const int saved = errno;
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);

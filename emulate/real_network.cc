@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include "sim/base/error.h"
@@ -22,7 +21,8 @@ constexpr int64_t kStuckNs = 600'000'000'000;
 
 double percentile(std::vector<int64_t> v, double q) {
   if (v.empty()) return 0;
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0));
+  const size_t i =
+      std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - (q > 0 ? 1 : 0));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
   return static_cast<double>(v[i]);
 }
@@ -35,7 +35,8 @@ void check_real_run(const Scenario& sc) {
   };
   if (!sc.churn.empty()) refuse("/churn", "expected no churn with run --real (the emulated WAN's nodes stay up)");
   if (!sc.network.profiles.empty())
-    refuse("/network/profiles", "expected no profiles with run --real (the emulated WAN's capacities and latencies are fixed)");
+    refuse("/network/profiles",
+           "expected no profiles with run --real (the emulated WAN's capacities and latencies are fixed)");
   if (!sc.network.cross_traffic.empty())
     refuse("/network/cross_traffic", "expected no cross-traffic with run --real (not emulated yet)");
   if (!sc.compute.profiles.empty()) refuse("/compute/profiles", "expected no compute profiles with run --real");
@@ -51,9 +52,10 @@ void check_real_run(const Scenario& sc) {
     }
   if (fastest / o.dilation > kEmulatorMaxMbps)
     refuse("/network/real/dilation",
-           fmt::format("expected a dilation that brings every route to at most {:g} Mbit/s, where the emulator keeps time on "
-                       "this machine: the route {} has a bottleneck of {:g} Mbit/s, so at least {:g}",
-                       kEmulatorMaxMbps, which, fastest, std::ceil(fastest / kEmulatorMaxMbps)));
+           fmt::format(
+               "expected a dilation that brings every route to at most {:g} Mbit/s, where the emulator keeps time on "
+               "this machine: the route {} has a bottleneck of {:g} Mbit/s, so at least {:g}",
+               kEmulatorMaxMbps, which, fastest, std::ceil(fastest / kEmulatorMaxMbps)));
   if (o.congestion != "default") {
     std::ifstream in("/proc/sys/net/ipv4/tcp_available_congestion_control");
     std::string available, name;
@@ -63,7 +65,8 @@ void check_real_run(const Scenario& sc) {
     while (names >> name) found = found || name == o.congestion;
     if (!found)
       refuse("/network/real/congestion",
-             fmt::format("expected \"default\" or a congestion control this kernel has ({}); not {}", available, o.congestion));
+             fmt::format("expected \"default\" or a congestion control this kernel has ({}); not {}", available,
+                         o.congestion));
   }
   if (auto why = unavailable()) throw InputError("run --real", "", "expected a machine that can run it: " + *why);
   raise_open_file_limit();  // two sockets a transfer in flight, more than 1,024 on large topologies
@@ -98,7 +101,10 @@ Topology dilated(const Topology& topology, double k) {
 }
 
 RealNetwork::RealNetwork(Simulator& sim, const Topology& topology, const FlowModel& model, RealNetworkOptions options)
-    : sim_(sim), opt_(std::move(options)), model_(model_sim_, topology, model), dilated_(dilated(topology, opt_.dilation)) {
+    : sim_(sim),
+      opt_(std::move(options)),
+      model_(model_sim_, topology, model),
+      dilated_(dilated(topology, opt_.dilation)) {
   EmulatorOptions eo;
   eo.queue_packets = opt_.queue_packets;
   // The forwarder's bound on late packets, 500 us, is one of virtual time:
@@ -225,18 +231,30 @@ nlohmann::json RealNetwork::report() const {
       {"deterministic", false},
       {"connections", name_of(opt_.connections, connections_names())},
       {"dilation", k},
-      {"tcp", {{"congestion_control", tcp_.congestion}, {"available", tcp_.available},
-               {"slow_start_after_idle", tcp_.slow_start_after_idle}, {"no_metrics_save", tcp_.no_metrics_save},
-               {"initial_window_segments", tcp_.initial_window_segments}, {"rmem", tcp_.rmem}, {"wmem", tcp_.wmem},
-               {"kernel", tcp_.kernel}}},
+      {"tcp",
+       {{"congestion_control", tcp_.congestion},
+        {"available", tcp_.available},
+        {"slow_start_after_idle", tcp_.slow_start_after_idle},
+        {"no_metrics_save", tcp_.no_metrics_save},
+        {"initial_window_segments", tcp_.initial_window_segments},
+        {"rmem", tcp_.rmem},
+        {"wmem", tcp_.wmem},
+        {"kernel", tcp_.kernel}}},
       {"events", lags_ns_.size()},
       {"lag_virtual_ms", {{"p50", p50 / k / 1e6}, {"p99", p99 / k / 1e6}, {"max", max / k / 1e6}}},
       {"max_lag_ms", opt_.max_lag_ms},
       {"late_events", late},
-      {"emulator", {{"queue_packets", opt_.queue_packets}, {"packet_events", w.events}, {"late_packet_events", w.late},
-                    {"lag_p50_us", w.p50_us}, {"lag_p99_us", w.p99_us}, {"lag_max_us", w.max_us},
-                    {"packets", w.packets}, {"bytes", w.bytes}, {"drops", w.drops},
-                    {"write_failures", w.write_failures}}},
+      {"emulator",
+       {{"queue_packets", opt_.queue_packets},
+        {"packet_events", w.events},
+        {"late_packet_events", w.late},
+        {"lag_p50_us", w.p50_us},
+        {"lag_p99_us", w.p99_us},
+        {"lag_max_us", w.max_us},
+        {"packets", w.packets},
+        {"bytes", w.bytes},
+        {"drops", w.drops},
+        {"write_failures", w.write_failures}}},
       {"in_flight_at_end", flows_.size()},
       {"valid", why.empty()},
       {"invalid_because", because},

@@ -44,10 +44,10 @@ namespace gossipsim::emulate {
 
 struct RealNetworkOptions {
   Connections connections = Connections::kFresh;
-  std::string congestion;   // "" for the kernel's default
-  double dilation = 1;      // >= 1
-  double max_lag_ms = 2;    // virtual ms; the bound on the 99th percentile of lag
-  int queue_packets = 1000; // the emulator's drop-tail queues
+  std::string congestion;    // "" for the kernel's default
+  double dilation = 1;       // >= 1
+  double max_lag_ms = 2;     // virtual ms; the bound on the 99th percentile of lag
+  int queue_packets = 1000;  // the emulator's drop-tail queues
 };
 
 // The fastest route the emulator keeps time on, on 2 cores
@@ -111,7 +111,7 @@ class RealNetwork : public RealTimeNetwork {
   FlowId next_id_ = 1;
   int64_t next_control_ = 0;
   int64_t t0_ = 0;
-  bool scheduled_ = false;  // an arrival was scheduled during the current wait
+  bool scheduled_ = false;        // an arrival was scheduled during the current wait
   std::vector<int64_t> lags_ns_;  // wall ns, one per event waited for
 };
 

@@ -29,8 +29,8 @@ struct RealTransferOptions {
 };
 
 struct RealTransfer {
-  double start_s = 0;   // when it was due (its replay start time)
-  double finish_s = -1; // when its receiver read its last byte; < 0: did not finish
+  double start_s = 0;    // when it was due (its replay start time)
+  double finish_s = -1;  // when its receiver read its last byte; < 0: did not finish
 };
 
 // Runs the replay's transfers (control messages are left out: they are not

@@ -261,8 +261,7 @@ void Sockets::receive_some(Conn* c) {
         if (c->in_left == 0) received(c);
       }
     } else {
-      n = ::recv(c->fd.get(), scratch_.data(), static_cast<size_t>(std::min<int64_t>(c->in_left, scratch_.size())),
-                 0);
+      n = ::recv(c->fd.get(), scratch_.data(), static_cast<size_t>(std::min<int64_t>(c->in_left, scratch_.size())), 0);
       if (n > 0 && (c->in_left -= n) == 0) received(c);
     }
     if (n == 0) {  // the sender closed

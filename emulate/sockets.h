@@ -49,13 +49,13 @@ using Connections = FlowModel::Connections;
 // What the kernel's TCP does here, read in the namespaces: to be reported
 // beside every measurement.
 struct TcpSettings {
-  std::string congestion;            // used by the sockets
-  std::string available;             // net.ipv4.tcp_available_congestion_control
-  std::string slow_start_after_idle; // net.ipv4.tcp_slow_start_after_idle
-  std::string no_metrics_save;       // net.ipv4.tcp_no_metrics_save (set to 1: no ssthresh carried over)
-  int initial_window_segments = 10;  // the kernel's (TCP_INIT_CWND; the routes set no initcwnd)
-  std::string rmem, wmem;            // net.ipv4.tcp_rmem, tcp_wmem
-  std::string kernel;                // uname -r
+  std::string congestion;             // used by the sockets
+  std::string available;              // net.ipv4.tcp_available_congestion_control
+  std::string slow_start_after_idle;  // net.ipv4.tcp_slow_start_after_idle
+  std::string no_metrics_save;        // net.ipv4.tcp_no_metrics_save (set to 1: no ssthresh carried over)
+  int initial_window_segments = 10;   // the kernel's (TCP_INIT_CWND; the routes set no initcwnd)
+  std::string rmem, wmem;             // net.ipv4.tcp_rmem, tcp_wmem
+  std::string kernel;                 // uname -r
 };
 
 // Sets every namespace's TCP for `connections` (slow start after idle off

@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -41,8 +41,10 @@ std::string debian_package_version(const std::string& package) {
   std::ifstream in("/var/lib/dpkg/status");
   bool inside = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Package: ", 0) == 0) inside = line.substr(9) == package;
-    else if (inside && line.rfind("Version: ", 0) == 0) return line.substr(9);
+    if (line.rfind("Package: ", 0) == 0)
+      inside = line.substr(9) == package;
+    else if (inside && line.rfind("Version: ", 0) == 0)
+      return line.substr(9);
   }
   return "";
 }
@@ -62,7 +64,8 @@ BlasInfo blas_info() {
   } else if (auto version = own_symbol<const char* (*)()>(handle, "bli_info_get_version_str")) {
     b.name = "blis";
     b.version = version();
-    if (auto threads = own_symbol<long (*)()>(handle, "bli_thread_get_num_threads")) b.threads = static_cast<int>(threads());
+    if (auto threads = own_symbol<long (*)()>(handle, "bli_thread_get_num_threads"))
+      b.threads = static_cast<int>(threads());
     if (b.threads < 1) b.threads = 1;
   } else if (b.library.find("/blis") != std::string::npos) {
     // Debian's BLIS exports only the BLAS interface from libblas.so.3: its

@@ -44,8 +44,8 @@ std::string read_gz_or_plain(const std::string& path) {
 }
 
 uint32_t big_endian(const std::string& s, size_t at) {
-  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) |
-         (uint32_t(uint8_t(s[at + 2])) << 8) | uint32_t(uint8_t(s[at + 3]));
+  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) | (uint32_t(uint8_t(s[at + 2])) << 8) |
+         uint32_t(uint8_t(s[at + 3]));
 }
 
 std::string find_file(const std::string& dir, const std::string& stem, const std::string& package) {
@@ -53,8 +53,7 @@ std::string find_file(const std::string& dir, const std::string& stem, const std
     fs::path p = fs::path(dir) / (stem + ext);
     if (fs::exists(p)) return p.string();
   }
-  throw InputError((fs::path(dir) / (stem + ".gz")).string(), "",
-                   "the dataset file (missing; " + package + ")");
+  throw InputError((fs::path(dir) / (stem + ".gz")).string(), "", "the dataset file (missing; " + package + ")");
 }
 
 }  // namespace
@@ -75,7 +74,8 @@ torch::Tensor read_idx(const std::string& path) {
   }
   size_t offset = 4 + 4 * size_t(dims);
   if (raw.size() != offset + size_t(count))
-    throw InputError(path, "body", fmt::format("{} bytes of data after the header, found {}", count, raw.size() - offset));
+    throw InputError(path, "body",
+                     fmt::format("{} bytes of data after the header, found {}", count, raw.size() - offset));
   auto t = torch::empty(shape, torch::kUInt8);
   std::memcpy(t.data_ptr<uint8_t>(), raw.data() + offset, count);
   return t;
@@ -105,7 +105,10 @@ DataPair load_cifar100(const std::string& dir, bool coarse_labels) {
   auto load = [&](const std::string& name) {
     fs::path p = fs::path(dir) / name;
     std::ifstream in(p, std::ios::binary);
-    if (!in) throw InputError(p.string(), "", "CIFAR-100 binary file (download cifar-100-binary.tar.gz and give its folder in /workload/data_dir)");
+    if (!in)
+      throw InputError(
+          p.string(), "",
+          "CIFAR-100 binary file (download cifar-100-binary.tar.gz and give its folder in /workload/data_dir)");
     std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const size_t rec = 2 + 3072;
     if (raw.empty() || raw.size() % rec != 0)
@@ -165,40 +168,46 @@ DataPair read_tensor_file(const std::string& path) {
   auto tensor = [&](const std::string& key, const std::string& expected) {
     auto it = entries.find(key);
     if (it == entries.end() || !it->second.isTensor())
-      throw InputError(path, key, fmt::format("expected {} ({})", expected,
-                                              it == entries.end() ? "missing" : "found a " + it->second.tagKind()));
+      throw InputError(path, key,
+                       fmt::format("expected {} ({})", expected,
+                                   it == entries.end() ? "missing" : "found a " + it->second.tagKind()));
     return it->second.toTensor();
   };
   auto inputs = [&](const std::string& key) {
     auto x = tensor(key, "float inputs (or integer token ids) [samples, ...], one to three dimensions per sample");
     const bool ids = at::isIntegralType(x.scalar_type(), /*includeBool=*/false);
     if ((!x.is_floating_point() && !ids) || x.dim() < 2 || x.dim() > 4 || x.size(0) < 1)
-      throw InputError(path, key, fmt::format("expected float inputs (or integer token ids) [samples, ...] with one to "
-                                              "three dimensions per sample and at least one sample; found {} {}",
-                                              c10::toString(x.scalar_type()), fmt::format("{}", fmt::join(x.sizes(), "x"))));
+      throw InputError(path, key,
+                       fmt::format("expected float inputs (or integer token ids) [samples, ...] with one to "
+                                   "three dimensions per sample and at least one sample; found {} {}",
+                                   c10::toString(x.scalar_type()), fmt::format("{}", fmt::join(x.sizes(), "x"))));
     if (ids) return x.to(torch::kCPU, torch::kInt64).contiguous();
     x = x.to(torch::kCPU, torch::kFloat32).contiguous();
-    if (!torch::isfinite(x).all().item<bool>()) throw InputError(path, key, "expected finite inputs; found NaN or infinity");
+    if (!torch::isfinite(x).all().item<bool>())
+      throw InputError(path, key, "expected finite inputs; found NaN or infinity");
     return x;
   };
   auto labels = [&](const std::string& key, int64_t n) {
     auto y = tensor(key, "integer labels [samples]");
     if (!at::isIntegralType(y.scalar_type(), /*includeBool=*/false) || y.dim() != 1 || y.size(0) != n)
-      throw InputError(path, key, fmt::format("expected integer labels [{}], one per input; found {} {}", n,
-                                              c10::toString(y.scalar_type()), fmt::format("{}", fmt::join(y.sizes(), "x"))));
+      throw InputError(path, key,
+                       fmt::format("expected integer labels [{}], one per input; found {} {}", n,
+                                   c10::toString(y.scalar_type()), fmt::format("{}", fmt::join(y.sizes(), "x"))));
     return y.to(torch::kCPU, torch::kInt64).contiguous();
   };
   DataPair d;
   d.train.inputs = inputs("x_train");
   d.test.inputs = inputs("x_test");
   if (d.test.inputs.scalar_type() != d.train.inputs.scalar_type())
-    throw InputError(path, "x_test", fmt::format("expected inputs of x_train's kind, {}; found {}",
-                                                 d.train.inputs.is_floating_point() ? "float" : "integer token ids",
-                                                 d.test.inputs.is_floating_point() ? "float" : "integer token ids"));
+    throw InputError(path, "x_test",
+                     fmt::format("expected inputs of x_train's kind, {}; found {}",
+                                 d.train.inputs.is_floating_point() ? "float" : "integer token ids",
+                                 d.test.inputs.is_floating_point() ? "float" : "integer token ids"));
   if (d.test.inputs.sizes().slice(1) != d.train.inputs.sizes().slice(1))
-    throw InputError(path, "x_test", fmt::format("expected samples of the shape of x_train's, [{}]; found [{}]",
-                                                 fmt::join(d.train.inputs.sizes().slice(1), ", "),
-                                                 fmt::join(d.test.inputs.sizes().slice(1), ", ")));
+    throw InputError(
+        path, "x_test",
+        fmt::format("expected samples of the shape of x_train's, [{}]; found [{}]",
+                    fmt::join(d.train.inputs.sizes().slice(1), ", "), fmt::join(d.test.inputs.sizes().slice(1), ", ")));
   d.train.labels = labels("y_train", d.train.inputs.size(0));
   d.test.labels = labels("y_test", d.test.inputs.size(0));
   int64_t classes = std::max(d.train.labels.max().item<int64_t>(), d.test.labels.max().item<int64_t>()) + 1;
@@ -212,9 +221,9 @@ DataPair read_tensor_file(const std::string& path) {
     const auto& y = std::string(key) == "y_train" ? d.train.labels : d.test.labels;
     const int64_t lo = y.min().item<int64_t>(), hi = y.max().item<int64_t>();
     if (lo < 0 || hi >= classes)
-      throw InputError(path, key, fmt::format("expected labels in [0, {}) ({}); found {}", classes,
-                                              entries.count("classes") ? "classes" : "from the largest label",
-                                              lo < 0 ? lo : hi));
+      throw InputError(path, key,
+                       fmt::format("expected labels in [0, {}) ({}); found {}", classes,
+                                   entries.count("classes") ? "classes" : "from the largest label", lo < 0 ? lo : hi));
   }
   if (classes < 2) throw InputError(path, "y_train", "expected at least two classes");
   d.train.classes = d.test.classes = static_cast<int>(classes);

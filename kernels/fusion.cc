@@ -83,18 +83,18 @@ std::vector<double> StackedMlp::step(NodeStore& store, const std::vector<int64_t
   torch::Tensor params = store.params.index_select(0, index);
   std::vector<torch::Tensor> weights, biases;
   for (const Layer& l : layers_) {
-    weights.push_back(params.narrow(1, l.weight_offset, l.out * l.in).reshape({g, l.out, l.in}).detach().requires_grad_());
+    weights.push_back(
+        params.narrow(1, l.weight_offset, l.out * l.in).reshape({g, l.out, l.in}).detach().requires_grad_());
     biases.push_back(params.narrow(1, l.bias_offset, l.out).reshape({g, l.out}).detach().requires_grad_());
   }
   const torch::Tensor logits = forward(weights, biases, x);
   const int64_t classes = logits.size(2);
   // The per-node loss (cross_entropy: the mean of nll_loss over
   // log_softmax), each node's mean apart.
-  const torch::Tensor losses =
-      at::nll_loss(at::log_softmax(logits.reshape({g * batch, classes}), 1), y.reshape({-1}), {}, at::Reduction::None,
-                   -100)
-          .view({g, batch})
-          .mean(1);
+  const torch::Tensor losses = at::nll_loss(at::log_softmax(logits.reshape({g * batch, classes}), 1), y.reshape({-1}),
+                                            {}, at::Reduction::None, -100)
+                                   .view({g, batch})
+                                   .mean(1);
   losses.sum().backward();
   torch::NoGradGuard guard;
   torch::Tensor grad = torch::empty_like(params);

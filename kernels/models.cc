@@ -5,11 +5,10 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <set>
-
-#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/torch_error.h"
@@ -55,7 +54,8 @@ struct Cnn : Net {
 };
 
 nn::AnyModule make_norm(const std::string& norm, int64_t channels) {
-  if (norm == "group") return nn::AnyModule(nn::GroupNorm(nn::GroupNormOptions(std::min<int64_t>(8, channels), channels)));
+  if (norm == "group")
+    return nn::AnyModule(nn::GroupNorm(nn::GroupNormOptions(std::min<int64_t>(8, channels), channels)));
   return nn::AnyModule(nn::BatchNorm2d(channels));
 }
 
@@ -122,9 +122,10 @@ torch::jit::Module load_script(const std::string& path) {
   try {
     return torch::jit::load(path, torch::kCPU);
   } catch (const std::exception& e) {
-    throw InputError(path, "", fmt::format("expected a TorchScript module saved by torch.jit.save (or .save() of "
-                                           "torch.jit.script/trace) (LibTorch: {})",
-                                           torch_error_line(e.what())));
+    throw InputError(path, "",
+                     fmt::format("expected a TorchScript module saved by torch.jit.save (or .save() of "
+                                 "torch.jit.script/trace) (LibTorch: {})",
+                                 torch_error_line(e.what())));
   }
 }
 
@@ -136,13 +137,34 @@ std::string dotless(std::string name) {
 // Whether the module's forward, with every call inlined, runs an operation
 // that draws from the global generator.
 bool forward_draws_random_numbers(const torch::jit::Module& m) {
-  static const std::set<std::string> random_ops = {
-      "aten::dropout",   "aten::dropout_",    "aten::feature_dropout", "aten::feature_dropout_", "aten::alpha_dropout",
-      "aten::alpha_dropout_", "aten::feature_alpha_dropout", "aten::rand", "aten::rand_like", "aten::randn",
-      "aten::randn_like", "aten::randint", "aten::randint_like", "aten::randperm", "aten::bernoulli",
-      "aten::bernoulli_", "aten::multinomial", "aten::normal", "aten::normal_", "aten::uniform_",
-      "aten::rrelu",     "aten::rrelu_",      "aten::poisson",         "aten::exponential_",     "aten::cauchy_",
-      "aten::geometric_", "aten::log_normal_", "aten::random_"};
+  static const std::set<std::string> random_ops = {"aten::dropout",
+                                                   "aten::dropout_",
+                                                   "aten::feature_dropout",
+                                                   "aten::feature_dropout_",
+                                                   "aten::alpha_dropout",
+                                                   "aten::alpha_dropout_",
+                                                   "aten::feature_alpha_dropout",
+                                                   "aten::rand",
+                                                   "aten::rand_like",
+                                                   "aten::randn",
+                                                   "aten::randn_like",
+                                                   "aten::randint",
+                                                   "aten::randint_like",
+                                                   "aten::randperm",
+                                                   "aten::bernoulli",
+                                                   "aten::bernoulli_",
+                                                   "aten::multinomial",
+                                                   "aten::normal",
+                                                   "aten::normal_",
+                                                   "aten::uniform_",
+                                                   "aten::rrelu",
+                                                   "aten::rrelu_",
+                                                   "aten::poisson",
+                                                   "aten::exponential_",
+                                                   "aten::cauchy_",
+                                                   "aten::geometric_",
+                                                   "aten::log_normal_",
+                                                   "aten::random_"};
   auto graph = m.get_method("forward").graph()->copy();
   torch::jit::Inline(*graph);
   std::function<bool(torch::jit::Block*)> visit = [&](torch::jit::Block* b) {
@@ -202,15 +224,17 @@ TorchScriptFacts check_torchscript(const std::string& path, const std::vector<in
   int64_t n = 0;
   for (const auto& p : m.named_parameters(true)) {
     if (p.value.scalar_type() != torch::kFloat32)
-      throw InputError(path, p.name, fmt::format("expected float32 parameters (call .float() before saving); found {}",
-                                                 c10::toString(p.value.scalar_type())));
+      throw InputError(path, p.name,
+                       fmt::format("expected float32 parameters (call .float() before saving); found {}",
+                                   c10::toString(p.value.scalar_type())));
     n += p.value.numel();
   }
   if (n == 0) throw InputError(path, "", "expected a module with at least one parameter to train");
   for (const auto& b : m.named_buffers(true)) {
     if (b.value.is_floating_point() && b.value.scalar_type() != torch::kFloat32)
-      throw InputError(path, b.name, fmt::format("expected float32 buffers (call .float() before saving); found {}",
-                                                 c10::toString(b.value.scalar_type())));
+      throw InputError(path, b.name,
+                       fmt::format("expected float32 buffers (call .float() before saving); found {}",
+                                   c10::toString(b.value.scalar_type())));
     if (b.value.is_floating_point()) n += b.value.numel();
   }
   ScriptNet net(m.clone());
@@ -241,28 +265,31 @@ TorchScriptFacts check_torchscript(const std::string& path, const std::vector<in
       net.train(training);
       auto result = net.module.forward({input(samples)});
       if (!result.isTensor())
-        throw InputError(path, "forward", fmt::format("expected forward to return logits for {} ({}); it returned a {}",
-                                                      described(samples), what, result.tagKind()));
+        throw InputError(path, "forward",
+                         fmt::format("expected forward to return logits for {} ({}); it returned a {}",
+                                     described(samples), what, result.tagKind()));
       out = result.toTensor();
       if (out.dim() != 2 || out.size(0) != samples || !out.is_floating_point() ||
           (facts.outputs > 0 && out.size(1) != facts.outputs))
-        throw InputError(path, "forward",
-                         fmt::format("expected forward to return float logits [{}, {}] for {} ({}); it returned {} [{}]",
-                                     samples, facts.outputs > 0 ? std::to_string(facts.outputs) : "classes",
-                                     described(samples), what, c10::toString(out.scalar_type()),
-                                     fmt::join(out.sizes(), ", ")));
+        throw InputError(
+            path, "forward",
+            fmt::format("expected forward to return float logits [{}, {}] for {} ({}); it returned {} [{}]", samples,
+                        facts.outputs > 0 ? std::to_string(facts.outputs) : "classes", described(samples), what,
+                        c10::toString(out.scalar_type()), fmt::join(out.sizes(), ", ")));
       facts.outputs = out.size(1);
       if (training) {
         auto loss = out.logsumexp(1).sum();
         if (!loss.requires_grad())
-          throw InputError(path, "forward", "expected the output to depend on the parameters (no gradient reaches them)");
+          throw InputError(path, "forward",
+                           "expected the output to depend on the parameters (no gradient reaches them)");
         loss.backward();
       }
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
-      throw InputError(path, "forward", fmt::format("expected forward to run on {} ({}); it failed (LibTorch: {})",
-                                                    described(samples), what, torch_error_line(e.what())));
+      throw InputError(path, "forward",
+                       fmt::format("expected forward to run on {} ({}); it failed (LibTorch: {})", described(samples),
+                                   what, torch_error_line(e.what())));
     }
   };
   pass(1, false, "one sample");

@@ -42,8 +42,7 @@ NodeStore::NodeStore(Net& prototype, int nodes, bool with_momentum) {
   if (with_momentum) momentum = torch::zeros({nodes, p});
 }
 
-ModuleView::ModuleView(std::shared_ptr<Net> net, const NodeStore& store)
-    : net_(std::move(net)), store_(store) {
+ModuleView::ModuleView(std::shared_ptr<Net> net, const NodeStore& store) : net_(std::move(net)), store_(store) {
   params_ = net_->parameters();
   buffers_ = float_buffers(*net_);
   grad_ = torch::zeros({store.param_count()});

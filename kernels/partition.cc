@@ -54,7 +54,7 @@ Partition make_partition(const std::vector<int64_t>& labels, int classes, int no
       for (auto& part : parts)
         if (part.empty()) {
           auto& largest = *std::max_element(parts.begin(), parts.end(),
-                                             [](const auto& a, const auto& b) { return a.size() < b.size(); });
+                                            [](const auto& a, const auto& b) { return a.size() < b.size(); });
           part.push_back(largest.back());
           largest.pop_back();
         }
@@ -81,8 +81,7 @@ Partition make_partition(const std::vector<int64_t>& labels, int classes, int no
   return parts;
 }
 
-std::vector<std::vector<int64_t>> label_histogram(const Partition& p, const std::vector<int64_t>& labels,
-                                                  int classes) {
+std::vector<std::vector<int64_t>> label_histogram(const Partition& p, const std::vector<int64_t>& labels, int classes) {
   std::vector<std::vector<int64_t>> h(p.size(), std::vector<int64_t>(classes, 0));
   for (size_t node = 0; node < p.size(); ++node)
     for (int64_t i : p[node]) ++h[node][labels[i]];

@@ -1,16 +1,15 @@
 #include "kernels/torch_learner.h"
 
-#include <torch/torch.h>
 #include <ATen/Version.h>
-
+#include <dlfcn.h>
 #include <fmt/format.h>
+#include <torch/torch.h>
 
 #include <chrono>
-#include <dlfcn.h>
-#include <map>
-#include <fstream>
 #include <cmath>
+#include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -19,13 +18,13 @@
 #include "kernels/dataset.h"
 #include "kernels/fusion.h"
 #include "kernels/node_chains.h"
-#include "sim/dataset_info.h"
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
 #include "kernels/torch_error.h"
 #include "sim/base/binary_io.h"
 #include "sim/base/error.h"
+#include "sim/dataset_info.h"
 
 namespace gossipsim {
 
@@ -72,9 +71,13 @@ nlohmann::json onednn_provenance() {
   if (!version || !isa) return nullptr;
   const Version* v = version();
   const int value = isa();
-  static const std::map<int, const char*> names = {{0x1, "sse41"}, {0x3, "avx"}, {0x7, "avx2"},
-                                                   {0x27, "avx512_core"}, {0x67, "avx512_core_vnni"},
-                                                   {0xe7, "avx512_core_bf16"}, {0x3e7, "avx512_core_amx"}};
+  static const std::map<int, const char*> names = {{0x1, "sse41"},
+                                                   {0x3, "avx"},
+                                                   {0x7, "avx2"},
+                                                   {0x27, "avx512_core"},
+                                                   {0x67, "avx512_core_vnni"},
+                                                   {0xe7, "avx512_core_bf16"},
+                                                   {0x3e7, "avx512_core_amx"}};
   const auto name = names.find(value);
   return {{"version", fmt::format("{}.{}.{}", v->major, v->minor, v->patch)},
           {"isa", name != names.end() ? std::string(name->second) : fmt::format("{:#x}", value)}};
@@ -96,8 +99,11 @@ nlohmann::json kernel_provenance(const WorkloadSpec& spec) {
     const size_t from = at + std::string("CPU capability usage: ").size();
     capability = config.substr(from, config.find('\n', from) - from);
   }
-  return {{"libtorch", {{"version", TORCH_VERSION}, {"package", debian_package_version("libtorch1.13")},
-                        {"cpu_capability", capability}, {"onednn", onednn_provenance()}}},
+  return {{"libtorch",
+           {{"version", TORCH_VERSION},
+            {"package", debian_package_version("libtorch1.13")},
+            {"cpu_capability", capability},
+            {"onednn", onednn_provenance()}}},
           {"blas", blas},
           {"intra_op_threads", 1},
           {"workers", std::max(1, spec.workers)},
@@ -125,11 +131,13 @@ TensorFileFacts tensor_file_facts(const std::string& path) {
   }
   return f;
 }
-TorchScriptFacts torchscript_facts(const std::string& path, const DatasetInfo& data, const std::vector<int64_t>& batches) {
+TorchScriptFacts torchscript_facts(const std::string& path, const DatasetInfo& data,
+                                   const std::vector<int64_t>& batches) {
   use_one_blas_thread();
   return check_torchscript(path, data.sample_shape, data.integer_inputs, batches);
 }
-[[maybe_unused]] const bool readers_installed = (install_torch_file_readers({&tensor_file_facts, &torchscript_facts}), true);
+[[maybe_unused]] const bool readers_installed =
+    (install_torch_file_readers({&tensor_file_facts, &torchscript_facts}), true);
 }  // namespace
 
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot) {
@@ -181,9 +189,9 @@ class TorchLearner : public Learner {
     bool per_node = false;
     uint64_t steps_before = 0;  // steps asked for before it: their nonfinite losses count
     std::atomic<int> remaining{0};
-    std::vector<torch::Tensor> params, buffers;         // each node's rows, copied on its chain
-    std::vector<std::pair<double, double>> node;        // each node's accuracy and loss
-    std::vector<int> groups;                            // each row's group; empty: none
+    std::vector<torch::Tensor> params, buffers;   // each node's rows, copied on its chain
+    std::vector<std::pair<double, double>> node;  // each node's accuracy and loss
+    std::vector<int> groups;                      // each row's group; empty: none
     std::promise<Evaluation> promise;
     std::atomic<bool> settled{false};  // the promise is set (a failure may come after a result)
     void fail(std::exception_ptr e) {
@@ -228,8 +236,8 @@ class TorchLearner : public Learner {
     std::vector<int64_t> eval_rows = {std::min(tests, kEvaluationChunk)};
     if (tests > kEvaluationChunk && tests % kEvaluationChunk) eval_rows.push_back(tests % kEvaluationChunk);
     const Dataset& train = shared_->data.train;
-    if (spec_.fuse && !random_ && StackedMlp::supports(spec_, train.inputs[0].numel(), train.classes,
-                                                       train.augment, eval_rows)) {
+    if (spec_.fuse && !random_ &&
+        StackedMlp::supports(spec_, train.inputs[0].numel(), train.classes, train.augment, eval_rows)) {
       stacked_ = std::make_unique<StackedMlp>(*store_);
       in_group_.assign(nodes, -1);
     }
@@ -303,12 +311,15 @@ class TorchLearner : public Learner {
     // for it on the receiver's chain, never in the event loop.
     auto s = std::const_pointer_cast<TorchSnapshot>(std::static_pointer_cast<const TorchSnapshot>(snap));
     const double w = w_other / (w_self + w_other);
-    on_node(r, [this, r, s, w] {
-      s->wait();  // rethrows a failed snapshot
-      Timer t(kernel_ns_);
-      store_->params[r].mul_(1 - w).add_(s->params, w);
-      if (store_->buffer_count() > 0) store_->buffers[r].mul_(1 - w).add_(s->buffers, w);
-    }, s);
+    on_node(
+        r,
+        [this, r, s, w] {
+          s->wait();  // rethrows a failed snapshot
+          Timer t(kernel_ns_);
+          store_->params[r].mul_(1 - w).add_(s->params, w);
+          if (store_->buffer_count() > 0) store_->buffers[r].mul_(1 - w).add_(s->buffers, w);
+        },
+        s);
   }
 
   void average(const std::vector<NodeId>& nodes) override {
@@ -591,7 +602,9 @@ class TorchLearner : public Learner {
         chains_->open(*gate);
         if (error) std::rethrow_exception(error);
       });
-    for (const auto& m : members) chains_->post(node_of(m), [] {}, gate);
+    for (const auto& m : members)
+      chains_->post(
+          node_of(m), [] {}, gate);
   }
   static NodeId node_of(const PendingStep& m) { return m.node; }
   static NodeId node_of(NodeId n) { return n; }
@@ -621,7 +634,8 @@ class TorchLearner : public Learner {
     for (int64_t k = 0; k < g; ++k) {
       const PendingStep& m = members[k];
       ++samplers_[m.node].steps;
-      if (!std::isfinite(losses[k])) note_nonfinite(m.asked, NonFiniteLoss{m.node, samplers_[m.node].steps, m.at, losses[k]});
+      if (!std::isfinite(losses[k]))
+        note_nonfinite(m.asked, NonFiniteLoss{m.node, samplers_[m.node].steps, m.at, losses[k]});
     }
   }
 
@@ -642,9 +656,9 @@ class TorchLearner : public Learner {
             job->params[from + i] = store_->params[slice[i]].clone();
             job->buffers[from + i] = store_->buffers[slice[i]].clone();
           }
-          const auto results = guarded([&] { return fmt::format("the fused evaluation of {} nodes", slice.size()); },
-                                       [&] { return stacked_->evaluate(*store_, rows, shared_->test_inputs,
-                                                                       shared_->test_labels); });
+          const auto results =
+              guarded([&] { return fmt::format("the fused evaluation of {} nodes", slice.size()); },
+                      [&] { return stacked_->evaluate(*store_, rows, shared_->test_inputs, shared_->test_labels); });
           for (size_t i = 0; i < slice.size(); ++i) job->node[from + i] = results[i];
           if (--job->remaining == 0) finish_evaluation(*job);
         } catch (...) {
@@ -695,8 +709,10 @@ class TorchLearner : public Learner {
     const auto& o = spec_.optimizer;
     double local_epochs = static_cast<double>(s.steps * spec_.batch) / partition_[n].size();
     switch (o.schedule.kind) {
-      case LrSchedule::Kind::kConstant: return o.lr;
-      case LrSchedule::Kind::kStep: return o.lr * std::pow(o.schedule.gamma, std::floor(local_epochs / o.schedule.every_epochs));
+      case LrSchedule::Kind::kConstant:
+        return o.lr;
+      case LrSchedule::Kind::kStep:
+        return o.lr * std::pow(o.schedule.gamma, std::floor(local_epochs / o.schedule.every_epochs));
       case LrSchedule::Kind::kCosine:
         return 0.5 * o.lr * (1 + std::cos(M_PI * std::min(1.0, local_epochs / o.schedule.epochs)));
     }
@@ -766,12 +782,11 @@ class TorchLearner : public Learner {
     } else {
       loss = forward_backward(v, x, y);
     }
-    sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[n] : torch::Tensor(),
-               spec_.optimizer, learning_rate(s, n));
+    sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[n] : torch::Tensor(), spec_.optimizer,
+               learning_rate(s, n));
     ++s.steps;
     return loss.item<double>();
   }
-
 
   // Evaluates the mean of the copied rows and sums up the per-node results.
   // Stacking the rows in node order gives the same mean, bit for bit, as the
@@ -788,11 +803,12 @@ class TorchLearner : public Learner {
     e.consensus = (params - mean_params).pow(2).sum(1).mean().item<double>();
     if (!job.groups.empty()) {
       // Each row's group mean, then the two parts of the consensus distance.
-      auto group = torch::tensor(std::vector<int64_t>(job.groups.begin(), job.groups.end()), torch::kInt64)
-                       .to(params.device());
+      auto group =
+          torch::tensor(std::vector<int64_t>(job.groups.begin(), job.groups.end()), torch::kInt64).to(params.device());
       const int64_t groups = group.max().item<int64_t>() + 1;
       auto sums = torch::zeros({groups, params.size(1)}, params.options()).index_add_(0, group, params);
-      auto counts = torch::zeros({groups}, params.options()).index_add_(0, group, torch::ones({params.size(0)}, params.options()));
+      auto counts = torch::zeros({groups}, params.options())
+                        .index_add_(0, group, torch::ones({params.size(0)}, params.options()));
       auto row_mean = (sums / counts.clamp_min(1).unsqueeze(1)).index_select(0, group);
       e.consensus_within = (params - row_mean).pow(2).sum(1).mean().item<double>();
       e.consensus_between = (row_mean - mean_params).pow(2).sum(1).mean().item<double>();
@@ -866,12 +882,12 @@ class TorchLearner : public Learner {
   static constexpr size_t kMostFused = 256;
   std::unique_ptr<StackedMlp> stacked_;
   std::vector<PendingStep> group_;
-  std::vector<HeldOp> held_;                         // in the order they were asked for
+  std::vector<HeldOp> held_;                                    // in the order they were asked for
   std::vector<std::shared_ptr<TorchSnapshot>> held_snapshots_;  // taken by held operations
-  std::vector<int> in_group_;                        // per node: its place in group_, or -1
+  std::vector<int> in_group_;                                   // per node: its place in group_, or -1
   std::mutex nonfinite_mutex_;
   std::optional<std::pair<uint64_t, NonFiniteLoss>> first_nonfinite_;  // by the order steps were asked for
-  std::mutex random_mutex_;                         // then its steps run one at a time
+  std::mutex random_mutex_;                                            // then its steps run one at a time
 };
 
 class TorchFactory : public LearnerFactory {

@@ -21,8 +21,7 @@
 
 namespace gossipsim {
 
-std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed,
-                                                   int64_t test_samples);
+std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples);
 
 // The parameters a snapshot holds, in the order of the model's parameters().
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot);

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "sim/base/files.h"
 #include "sim/base/binary_io.h"
 #include "sim/base/error.h"
+#include "sim/base/files.h"
 #include "sim/base/json_reader.h"
 
 namespace gossipsim {
@@ -30,10 +30,18 @@ double exact(const nlohmann::json& j) {
 // split was kept have rows of 10 values; read back, their split is NaN
 // (the runner refuses them where the run has regions to split by).
 nlohmann::json to_json(const Evaluation& e) {
-  return {exact(e.accuracy),          exact(e.loss),          e.per_node,
-          exact(e.node_accuracy_mean), exact(e.node_accuracy_min), exact(e.node_accuracy_max),
-          exact(e.node_loss_mean),     exact(e.node_loss_min),     exact(e.node_loss_max),
-          exact(e.consensus),          exact(e.consensus_within),  exact(e.consensus_between)};
+  return {exact(e.accuracy),
+          exact(e.loss),
+          e.per_node,
+          exact(e.node_accuracy_mean),
+          exact(e.node_accuracy_min),
+          exact(e.node_accuracy_max),
+          exact(e.node_loss_mean),
+          exact(e.node_loss_min),
+          exact(e.node_loss_max),
+          exact(e.consensus),
+          exact(e.consensus_within),
+          exact(e.consensus_between)};
 }
 
 Evaluation evaluation_from(const nlohmann::json& j) {
@@ -70,15 +78,9 @@ void write_method_checkpoint(const fs::path& dir, const MethodCheckpoint& c) {
   for (const auto& e : c.evaluations) evaluations.push_back(to_json(e));
   nlohmann::json numbers = nlohmann::json::array();
   for (const auto& s : c.snapshots) numbers.push_back(s.first);
-  nlohmann::json state = {{"label", c.label},
-                          {"events", c.events},
-                          {"now_ns", c.now.ns()},
-                          {"iterations", c.iterations},
-                          {"bytes_sent", c.bytes_sent},
-                          {"transfers", c.transfers},
-                          {"merges", c.merges},
-                          {"evaluations", evaluations},
-                          {"snapshots", numbers}};
+  nlohmann::json state = {{"label", c.label},           {"events", c.events},         {"now_ns", c.now.ns()},
+                          {"iterations", c.iterations}, {"bytes_sent", c.bytes_sent}, {"transfers", c.transfers},
+                          {"merges", c.merges},         {"evaluations", evaluations}, {"snapshots", numbers}};
   BinaryWriter snapshots;
   for (const auto& s : c.snapshots) {
     snapshots.put<uint64_t>(s.first);
@@ -196,9 +198,10 @@ void TrackingLearner::restore_live_snapshots(const std::vector<std::pair<uint64_
     if (!s) continue;
     while (i < saved.size() && saved[i].first < s->number) ++i;
     if (i == saved.size() || saved[i].first != s->number)
-      throw InputError("checkpoint", "", fmt::format("expected the model in flight numbered {} in the checkpoint "
-                                                     "(it was written by another build or scenario)",
-                                                     s->number));
+      throw InputError("checkpoint", "",
+                       fmt::format("expected the model in flight numbered {} in the checkpoint "
+                                   "(it was written by another build or scenario)",
+                                   s->number));
     s->real = inner_.load_snapshot(saved[i].second);
   }
 }

@@ -34,8 +34,8 @@ struct MethodCheckpoint {
   Time now;
   // Checked after the replay: the same counts mean the same place.
   int64_t iterations = 0, bytes_sent = 0, transfers = 0, merges = 0;
-  std::vector<Evaluation> evaluations;  // of the metrics rows so far, in order
-  std::string learner_state;            // Learner::save_state()
+  std::vector<Evaluation> evaluations;                      // of the metrics rows so far, in order
+  std::string learner_state;                                // Learner::save_state()
   std::vector<std::pair<uint64_t, std::string>> snapshots;  // in flight: creation number, bytes
   std::string source;  // the folder it was read from, for errors ("" when not read from files)
 };

@@ -86,7 +86,8 @@ void Cluster::membership_changed() {
   for (NodeId n = 0; n < size(); ++n)
     if (nodes_[n].up) up_nodes_.push_back(n);
   // With nobody up, evaluations keep averaging every model as it was left.
-  ctx_.learner.set_evaluated(up_nodes_.empty() || up_nodes_.size() == nodes_.size() ? std::vector<NodeId>{} : up_nodes_);
+  ctx_.learner.set_evaluated(up_nodes_.empty() || up_nodes_.size() == nodes_.size() ? std::vector<NodeId>{}
+                                                                                    : up_nodes_);
 }
 
 void Cluster::start_down(NodeId n) {
@@ -110,15 +111,16 @@ void Cluster::go_down(NodeId n, bool crash) {
   std::vector<Pending> inbox;
   inbox.swap(node.inbox);
   for (const Pending& p : inbox) {
-    if (crash) lose(p.row, now(), "receiver crashed before merging it");
-    else merge(n, p);
+    if (crash)
+      lose(p.row, now(), "receiver crashed before merging it");
+    else
+      merge(n, p);
   }
   if (crash)
     cut_where([n](const FlowRecord& f) { return f.src == n || f.dst == n; },
               [n](const FlowRecord& f) { return f.src == n ? "sender crashed" : "receiver crashed"; });
   else
-    cut_where([n](const FlowRecord& f) { return f.dst == n; },
-              [](const FlowRecord&) { return "receiver left"; });
+    cut_where([n](const FlowRecord& f) { return f.dst == n; }, [](const FlowRecord&) { return "receiver left"; });
 }
 
 void Cluster::come_up(NodeId n, const std::string& model) {
@@ -127,8 +129,10 @@ void Cluster::come_up(NodeId n, const std::string& model) {
   node.up = true;
   node.down_total += now() - node.down_since;
   node.weight = 1;
-  if (model == "fresh") ctx_.learner.reset_node(n, {});
-  else if (model == "average" && !up_nodes_.empty()) ctx_.learner.reset_node(n, up_nodes_);
+  if (model == "fresh")
+    ctx_.learner.reset_node(n, {});
+  else if (model == "average" && !up_nodes_.empty())
+    ctx_.learner.reset_node(n, up_nodes_);
   ctx_.recorder.network_events.push_back({now(), "join", fmt::format("n{}", n), 0, model});
   membership_changed();
 }
@@ -205,21 +209,24 @@ FlowId Cluster::send(NodeId src, NodeId dst, Ends ends) {
   auto hold = owned_by(dst, std::move(ends.hold));
   auto received = owned_by(dst, std::move(ends.received));
   auto sent = owned_by(src, std::move(ends.sent));
-  return ctx_.net.start_flow(src, dst, size, [this, p, hold = std::move(hold), received = std::move(received),
-                                              sent = std::move(sent), ended = std::move(ends.ended),
-                                              holds](const FlowRecord& f) {
-    end_transfer(f, p.row);
-    if (!f.lost) {
-      ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
-      ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
-      ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
-      if (holds) hold(Held{p.model, p.row, f.src, p.weight});
-      else deliver(f.dst, p);
-    }
-    received(f);
-    sent(f);
-    if (ended) ended(f);
-  });
+  return ctx_.net.start_flow(
+      src, dst, size,
+      [this, p, hold = std::move(hold), received = std::move(received), sent = std::move(sent),
+       ended = std::move(ends.ended), holds](const FlowRecord& f) {
+        end_transfer(f, p.row);
+        if (!f.lost) {
+          ctx_.recorder.event({"send", 'X', f.start, f.finish - f.start, f.src, kSendTrack});
+          ctx_.recorder.event({"transfer", 's', f.start, Time::zero(), f.src, kSendTrack, f.id});
+          ctx_.recorder.event({"transfer", 'f', f.finish, Time::zero(), f.dst, kReceiveTrack, f.id});
+          if (holds)
+            hold(Held{p.model, p.row, f.src, p.weight});
+          else
+            deliver(f.dst, p);
+        }
+        received(f);
+        sent(f);
+        if (ended) ended(f);
+      });
 }
 
 FlowId Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Ended sent) {
@@ -236,8 +243,10 @@ FlowId Cluster::send_bytes(NodeId src, NodeId dst, Bytes size, Ended sent) {
 }
 
 void Cluster::deliver(NodeId dst, Pending p) {
-  if (nodes_[dst].computing) nodes_[dst].inbox.push_back(std::move(p));
-  else merge(dst, p);
+  if (nodes_[dst].computing)
+    nodes_[dst].inbox.push_back(std::move(p));
+  else
+    merge(dst, p);
 }
 
 void Cluster::merge(NodeId dst, const Pending& p) {

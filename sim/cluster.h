@@ -41,10 +41,10 @@
 #include <vector>
 
 #include "sim/learner.h"
-#include "sim/transport.h"
 #include "sim/recorder.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "sim/transport.h"
 
 namespace gossipsim {
 
@@ -167,7 +167,7 @@ class Cluster {
   };
 
   size_t begin_transfer(NodeId src, NodeId dst, Bytes size);  // its row in recorder.transfers
-  void end_transfer(const FlowRecord& f, size_t row);  // also when lost
+  void end_transfer(const FlowRecord& f, size_t row);         // also when lost
   void lose(size_t row, Time when, const std::string& reason);
   void cut_where(const std::function<bool(const FlowRecord&)>& which,
                  const std::function<std::string(const FlowRecord&)>& reason);

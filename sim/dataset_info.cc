@@ -25,19 +25,22 @@ int64_t idx_count(const std::string& dir, const std::string& stem, const std::st
       break;
     }
   if (path.empty())
-    throw InputError(file, "/workload/data_dir",
-                     fmt::format("expected a folder holding {}.gz ({} has no such file; install Debian's dataset-fashion-mnist "
-                                 "or give the folder)",
-                                 stem, dir));
+    throw InputError(
+        file, "/workload/data_dir",
+        fmt::format("expected a folder holding {}.gz ({} has no such file; install Debian's dataset-fashion-mnist "
+                    "or give the folder)",
+                    stem, dir));
   unsigned char header[8];
   gzFile f = gzopen(path.c_str(), "rb");
   int n = f ? gzread(f, header, sizeof header) : -1;
   if (f) gzclose(f);
   if (n != static_cast<int>(sizeof header))
     throw InputError(path.string(), "header", "expected an IDX file (gzipped or plain) with its 8-byte header");
-  const uint32_t magic = (uint32_t(header[0]) << 24) | (uint32_t(header[1]) << 16) | (uint32_t(header[2]) << 8) | header[3];
+  const uint32_t magic =
+      (uint32_t(header[0]) << 24) | (uint32_t(header[1]) << 16) | (uint32_t(header[2]) << 8) | header[3];
   if (magic != 0x0800u + static_cast<uint32_t>(want_dims))
-    throw InputError(path.string(), "header", fmt::format("expected IDX magic 0x{:08x}, got 0x{:08x}", 0x0800 + want_dims, magic));
+    throw InputError(path.string(), "header",
+                     fmt::format("expected IDX magic 0x{:08x}, got 0x{:08x}", 0x0800 + want_dims, magic));
   return (int64_t(header[4]) << 24) | (int64_t(header[5]) << 16) | (int64_t(header[6]) << 8) | header[7];
 }
 
@@ -45,10 +48,11 @@ int64_t cifar_records(const std::string& dir, const std::string& name, const std
   const fs::path p = fs::path(dir) / name;
   std::error_code ec;
   if (!fs::is_regular_file(p, ec))
-    throw InputError(file, "/workload/data_dir",
-                     fmt::format("expected a folder holding CIFAR-100's {} ({} not found; download cifar-100-binary.tar.gz "
-                                 "and unpack it)",
-                                 name, p.string()));
+    throw InputError(
+        file, "/workload/data_dir",
+        fmt::format("expected a folder holding CIFAR-100's {} ({} not found; download cifar-100-binary.tar.gz "
+                    "and unpack it)",
+                    name, p.string()));
   const uintmax_t size = fs::file_size(p, ec);
   constexpr uintmax_t kRecord = 2 + 3072;
   if (ec || size == 0 || size % kRecord != 0)
@@ -111,7 +115,8 @@ std::vector<std::string> named_data_files(const WorkloadSpec& w) {
     names = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
   for (const std::string& n : names)
     for (const char* ext : {"", ".gz"})
-      if (fs::is_regular_file(fs::path(w.data_dir) / (n + ext))) files.push_back((fs::path(w.data_dir) / (n + ext)).string());
+      if (fs::is_regular_file(fs::path(w.data_dir) / (n + ext)))
+        files.push_back((fs::path(w.data_dir) / (n + ext)).string());
   return files;
 }
 
@@ -139,7 +144,8 @@ std::vector<int> read_split_file(const JsonReader& r, const std::string& path, i
   constexpr int64_t kMostLines = 100'000'000;
   std::error_code ec;
   if (fs::file_size(path, ec) > uintmax_t(16) * kMostLines)
-    throw r.inside_named_file(InputError(path, "", "expected at most 100,000,000 lines of node ids"), "path", "split file");
+    throw r.inside_named_file(InputError(path, "", "expected at most 100,000,000 lines of node ids"), "path",
+                              "split file");
   std::ifstream in(path, std::ios::binary);
   std::vector<int> out;
   std::string line;
@@ -168,8 +174,9 @@ std::vector<int> read_split_file(const JsonReader& r, const std::string& path, i
     if (static_cast<int64_t>(out.size()) == kMostLines) fail("expected at most 100,000,000 training samples");
     out.push_back(static_cast<int>(id));
   }
-  if (out.empty()) throw r.inside_named_file(InputError(path, "", "expected one node id per training sample; found none"),
-                                             "path", "split file");
+  if (out.empty())
+    throw r.inside_named_file(InputError(path, "", "expected one node id per training sample; found none"), "path",
+                              "split file");
   return out;
 }
 
@@ -184,24 +191,26 @@ void check_against_data(const Scenario& sc, const DatasetInfo& data) {
   const int64_t train = w.train_samples > 0 ? w.train_samples : data.train;
   const int64_t nodes = sc.topology.node_count();
   if (train < nodes)
-    throw InputError(sc.file, w.train_samples > 0 ? "/workload/train_samples" : "/topology",
-                     fmt::format("expected at least one training sample per node ({} samples for {} nodes)", train, nodes));
+    throw InputError(
+        sc.file, w.train_samples > 0 ? "/workload/train_samples" : "/topology",
+        fmt::format("expected at least one training sample per node ({} samples for {} nodes)", train, nodes));
   if (w.partition.kind == PartitionSpec::Kind::kShards) {
     if (w.partition.classes_per_node > data.classes)
       throw InputError(sc.file, "/workload/partition/classes_per_node",
                        fmt::format("expected at most the {} classes of {}", data.classes, w.dataset));
     if (nodes * w.partition.classes_per_node > train)
       throw InputError(sc.file, "/workload/partition/classes_per_node",
-                       fmt::format("expected at most one shard per training sample ({} nodes x {} shards > {} samples)", nodes,
-                                   w.partition.classes_per_node, train));
+                       fmt::format("expected at most one shard per training sample ({} nodes x {} shards > {} samples)",
+                                   nodes, w.partition.classes_per_node, train));
   }
   if (w.partition.kind == PartitionSpec::Kind::kFile) {
     const auto& split = w.partition.nodes;
     if (static_cast<int64_t>(split.size()) != train)
-      throw InputError(w.partition.path, "",
-                       fmt::format("expected one node id per training sample, {} lines (the file has {}) (in the split file "
-                                   "that {}: /workload/partition/path names)",
-                                   train, split.size(), sc.file));
+      throw InputError(
+          w.partition.path, "",
+          fmt::format("expected one node id per training sample, {} lines (the file has {}) (in the split file "
+                      "that {}: /workload/partition/path names)",
+                      train, split.size(), sc.file));
     std::vector<int64_t> count(nodes, 0);
     for (int n : split) ++count[n];
     for (int64_t n = 0; n < nodes; ++n)

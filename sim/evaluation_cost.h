@@ -20,11 +20,11 @@
 namespace gossipsim {
 
 struct EvaluationCost {
-  double share = 0;           // of the forward passes of the whole run, in [0, 1]
-  double models = 0;          // evaluated at each evaluation, summed over methods
-  double evaluations = 0;     // per method
-  int64_t test_samples = 0;   // per model evaluated
-  double node_steps = 0;      // training steps of every node and method
+  double share = 0;          // of the forward passes of the whole run, in [0, 1]
+  double models = 0;         // evaluated at each evaluation, summed over methods
+  double evaluations = 0;    // per method
+  int64_t test_samples = 0;  // per model evaluated
+  double node_steps = 0;     // training steps of every node and method
 };
 
 // `test_samples`: the test samples each evaluation uses (the scenario's,

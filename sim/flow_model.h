@@ -58,7 +58,7 @@ struct FlowModel {
   Connections connections = Connections::kFresh;
   double initial_window_bytes = 14480;  // 10 segments of 1448 bytes: Linux's initial window
   double payload_factor = 1448.0 / 1500.0;
-  double max_window_bytes = 4194304;    // Linux's largest send buffer (net.ipv4.tcp_wmem)
+  double max_window_bytes = 4194304;  // Linux's largest send buffer (net.ipv4.tcp_wmem)
 };
 
 // How connections are named in scenarios and results: "fresh", "persistent",

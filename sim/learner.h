@@ -42,7 +42,7 @@ struct Evaluation {
   bool per_node = false;          // whether the node fields below are filled
   double node_accuracy_mean = 0, node_accuracy_min = 0, node_accuracy_max = 0;
   double node_loss_mean = 0, node_loss_min = 0, node_loss_max = 0;
-  double consensus = 0;           // mean over nodes of ||x_i - x_bar||^2
+  double consensus = 0;  // mean over nodes of ||x_i - x_bar||^2
   // With groups (set_groups: regions of a geo topology), consensus =
   // within + between: the mean of ||x_i - x_bar_g(i)||^2 and of
   // ||x_bar_g(i) - x_bar||^2, g(i) node i's group. NaN without groups.
@@ -107,7 +107,7 @@ class Learner {
 
   virtual int64_t batch() const = 0;
   virtual int64_t train_size() const = 0;
-  virtual double kernel_seconds() const = 0;  // wall time spent inside kernels so far
+  virtual double kernel_seconds() const = 0;               // wall time spent inside kernels so far
   virtual double evaluation_seconds() const { return 0; }  // the part of it spent evaluating
   virtual std::vector<std::vector<int64_t>> label_histogram() const { return {}; }
 

@@ -41,9 +41,9 @@ enum class Bipartition { kMaxCut, kRegions };
 
 // gossip-scheduled's knobs (docs/methods.md).
 enum class Selection { kMinFinish, kRandomEnabled, kWeighted };  // "min-finish" | "random-enabled" | "weighted"
-enum class Info { kOracle, kGossiped };                           // "oracle" | "gossiped"
-enum class Reservation { kDirection, kNode };                     // "direction" | "node"
-enum class Exchange { kPush, kPushPull };                         // "push" | "push-pull"
+enum class Info { kOracle, kGossiped };                          // "oracle" | "gossiped"
+enum class Reservation { kDirection, kNode };                    // "direction" | "node"
+enum class Exchange { kPush, kPushPull };                        // "push" | "push-pull"
 
 struct MethodOptions {
   const MethodType* type = nullptr;  // its registry row; never null once read
@@ -54,11 +54,11 @@ struct MethodOptions {
   // default, or "gosgd"); methods with a rule of their own have it set here
   // by their row and refuse the option.
   MergeRule merge = MergeRule::kAverage;
-  Ready ready = Ready::kIterationEnd;  // gossip-overlap and gossip-scheduled
-  double push_probability = 0.1;  // gosgd only: chance of a push after each iteration, (0, 1]
-  PushQueue queue = PushQueue::kOne;  // gosgd only
+  Ready ready = Ready::kIterationEnd;              // gossip-overlap and gossip-scheduled
+  double push_probability = 0.1;                   // gosgd only: chance of a push after each iteration, (0, 1]
+  PushQueue queue = PushQueue::kOne;               // gosgd only
   Bipartition bipartition = Bipartition::kMaxCut;  // adpsgd only
-  int tau = 1;                    // osgp only: delay bound in rounds, [1, 1000]
+  int tau = 1;                                     // osgp only: delay bound in rounds, [1, 1000]
   // gossip-scheduled only:
   Selection selection = Selection::kMinFinish;
   Info info = Info::kOracle;

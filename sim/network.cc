@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
-#include <limits>
-#include <numeric>
 #include <boost/property_map/function_property_map.hpp>
 #include <cassert>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <queue>
 #include <stdexcept>
 
 namespace gossipsim {
-
 
 namespace {
 uint64_t key(size_t u, size_t v) { return (static_cast<uint64_t>(u) << 32) | v; }
@@ -21,7 +20,9 @@ Network::Network(Simulator& sim, const Topology& topology, const FlowModel& mode
     : sim_(sim),
       topology_(topology),
       model_(model),
-      capacity_factor_(model.tcp ? model.bandwidth_factor : model.slow_start ? model.payload_factor : 1.0),
+      capacity_factor_(model.tcp          ? model.bandwidth_factor
+                       : model.slow_start ? model.payload_factor
+                                          : 1.0),
       routes_(topology.node_count()),
       peers_routed_(topology.node_count(), 0) {
   const Graph& g = topology.graph;
@@ -271,10 +272,12 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done,
   live_ids_.emplace(id, slot);
   ++live_;
   const Time latency = latency_phase(r);
-  if (latency == Time::zero()) activate(slot);
-  else sim_.schedule(latency, [this, slot, id] {
-    if (cold_[slot].record.id == id && !cold_[slot].record.lost) activate(slot);  // else cut meanwhile
-  });
+  if (latency == Time::zero())
+    activate(slot);
+  else
+    sim_.schedule(latency, [this, slot, id] {
+      if (cold_[slot].record.id == id && !cold_[slot].record.lost) activate(slot);  // else cut meanwhile
+    });
   return id;
 }
 
@@ -337,8 +340,10 @@ void Network::end_round(uint32_t slot, FlowId id) {
   f.paused = false;
   f.window = std::min(2 * f.window, model_.max_window_bytes);
   f.window_left = f.window;
-  if (f.window >= model_.max_window_bytes) f.slow_start = false;
-  else sim_.schedule(f.route->latency * 2, [this, slot, id] { end_round(slot, id); });
+  if (f.window >= model_.max_window_bytes)
+    f.slow_start = false;
+  else
+    sim_.schedule(f.route->latency * 2, [this, slot, id] { end_round(slot, id); });
   f.rate = -1;  // forces fix() to give it a finish time again
   std::vector<int> seeds(f.resources(), f.resources() + f.length);
   resolve(seeds);
@@ -386,9 +391,9 @@ void Network::set_finish(uint32_t slot, int64_t finish) {
   std::push_heap(finishing_.begin(), finishing_.end(), std::greater<Finish>{});
   // Stale entries are skipped when they reach the top; rebuild before they dominate.
   if (finishing_.size() > 4 * live_ + 64) {
-    finishing_.erase(std::remove_if(finishing_.begin(), finishing_.end(),
-                                    [this](const Finish& e) { return !is_current(e); }),
-                     finishing_.end());
+    finishing_.erase(
+        std::remove_if(finishing_.begin(), finishing_.end(), [this](const Finish& e) { return !is_current(e); }),
+        finishing_.end());
     std::make_heap(finishing_.begin(), finishing_.end(), std::greater<Finish>{});
   }
 }
@@ -485,8 +490,10 @@ void Network::fill(int64_t now) {
   if (model_.tcp || model_.slow_start)
     for (uint32_t s : scratch_flows_) {
       const Flow& f = flows_[s];
-      if (f.paused) heap.emplace_back(0.0, -static_cast<int>(s) - 1);
-      else if (f.bound > 0) heap.emplace_back(f.bound / f.weight, -static_cast<int>(s) - 1);
+      if (f.paused)
+        heap.emplace_back(0.0, -static_cast<int>(s) - 1);
+      else if (f.bound > 0)
+        heap.emplace_back(f.bound / f.weight, -static_cast<int>(s) - 1);
     }
   std::make_heap(heap.begin(), heap.end(), std::greater<Share>{});
   while (!heap.empty()) {
@@ -596,7 +603,8 @@ std::vector<std::pair<FlowRecord, Network::FlowDone>> Network::cancel_flows(
   std::vector<uint32_t> slots;
   for (auto [id, slot] : live_ids_)
     if (which(cold_[slot].record)) slots.push_back(slot);
-  std::sort(slots.begin(), slots.end(), [&](uint32_t a, uint32_t b) { return cold_[a].record.id < cold_[b].record.id; });
+  std::sort(slots.begin(), slots.end(),
+            [&](uint32_t a, uint32_t b) { return cold_[a].record.id < cold_[b].record.id; });
   std::vector<std::pair<FlowRecord, FlowDone>> out;
   std::vector<int> seeds;
   for (uint32_t s : slots) {

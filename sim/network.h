@@ -53,7 +53,6 @@ struct Route {
 
 class Network : public Transport {
  public:
-
   Network(Simulator& sim, const Topology& topology, const FlowModel& model = {});
   ~Network();
   Network(const Network&) = delete;
@@ -122,21 +121,21 @@ class Network : public Transport {
     bool fixed = false;                // progressive filling
     bool draining = false;
     uint8_t length = 0;
-    int inline_resources[kInline];     // the route's resources, copied in
-    double rate = 0;                   // bytes per second
-    double weight = 1;                 // share of a saturated resource per unit (tcp: 1 / penalty)
-    double bound = 0;                  // tcp: the window bound, bytes per second; 0: none
-    double remaining = 0;              // bytes, as of `updated`
+    int inline_resources[kInline];  // the route's resources, copied in
+    double rate = 0;                // bytes per second
+    double weight = 1;              // share of a saturated resource per unit (tcp: 1 / penalty)
+    double bound = 0;               // tcp: the window bound, bytes per second; 0: none
+    double remaining = 0;           // bytes, as of `updated`
     // slowstart: the window of the current round, and what of it is still
     // to send (as of `updated`); paused: its window is sent, it waits for
     // the round's end.
     double window = 0, window_left = 0;
     bool slow_start = false, paused = false;
-    int64_t updated = 0;               // ns
-    int64_t finish = -1;               // ns, while draining
+    int64_t updated = 0;  // ns
+    int64_t finish = -1;  // ns, while draining
     const Route* route = nullptr;
-    uint32_t version = 0;              // invalidates older entries of finishing_
-    int64_t bottleneck_kbps = 0;       // counted in its resources' sums while draining, kB/s rounded up
+    uint32_t version = 0;         // invalidates older entries of finishing_
+    int64_t bottleneck_kbps = 0;  // counted in its resources' sums while draining, kB/s rounded up
     const int* resources() const { return length <= kInline ? inline_resources : route->resources.data(); }
   };
   struct FlowCold {
@@ -186,26 +185,26 @@ class Network : public Transport {
   uint32_t slot_of(FlowId id) const;
 
   Time latency_phase(const Route& r) const;
-  double alone_rate(const Route& r) const;  // bytes per second
+  double alone_rate(const Route& r) const;                         // bytes per second
   double alone_drain_seconds(const Route& r, double bytes) const;  // after the latency phase
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
-  size_t edge(Vertex a, Vertex b) const;       // the link a-b's number; invalid_argument if none
+  size_t edge(Vertex a, Vertex b) const;        // the link a-b's number; invalid_argument if none
   int link_resource(Vertex a, Vertex b) const;  // its first direction's resource (the other is next)
-  void weigh(Flow& f) const;  // tcp: weight and bound from its route
+  void weigh(Flow& f) const;                    // tcp: weight and bound from its route
 
   Simulator& sim_;
   const Topology& topology_;
   FlowModel model_;
-  double capacity_factor_ = 1;  // tcp: bandwidth_factor
+  double capacity_factor_ = 1;       // tcp: bandwidth_factor
   bool capacities_changed_ = false;  // a route's bottleneck may be stale
   std::vector<Resource> resources_;
-  std::unordered_map<uint64_t, size_t> edge_index_;  // (u, v) -> edge number
-  std::vector<int64_t> link_latency_;                 // ns, by edge number
+  std::unordered_map<uint64_t, size_t> edge_index_;        // (u, v) -> edge number
+  std::vector<int64_t> link_latency_;                      // ns, by edge number
   std::vector<std::unordered_map<NodeId, Route>> routes_;  // [src][dst], for the pairs used (stable addresses)
-  std::unordered_map<NodeId, std::vector<Vertex>> trees_;   // recent whole shortest-path trees
-  std::vector<char> peers_routed_;                          // per source: peer routes built
+  std::unordered_map<NodeId, std::vector<Vertex>> trees_;  // recent whole shortest-path trees
+  std::vector<char> peers_routed_;                         // per source: peer routes built
   // Dijkstra's state, kept from one search to the next: a search resets only
   // the vertices the previous one reached, so a search that stops early
   // costs what it visits, not the size of the graph.
@@ -216,11 +215,11 @@ class Network : public Transport {
     std::vector<char> wanted;
     std::vector<Vertex> reached;
   } search_;
-  std::vector<Flow> flows_;                            // slab, by slot
-  std::vector<FlowCold> cold_;                         // same slots
+  std::vector<Flow> flows_;     // slab, by slot
+  std::vector<FlowCold> cold_;  // same slots
   std::vector<uint32_t> free_flows_;
   std::unordered_map<FlowId, uint32_t> live_ids_;
-  std::vector<Finish> finishing_;                      // min-heap, stale entries skipped
+  std::vector<Finish> finishing_;  // min-heap, stale entries skipped
   EventHandle next_event_;
   int64_t next_event_time_ = -1;
   FlowId next_id_ = 1;

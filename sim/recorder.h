@@ -13,11 +13,11 @@ namespace gossipsim {
 
 struct MetricRow {
   Time time;
-  double epochs = 0;         // samples processed by all nodes / training set size
-  int64_t iterations = 0;    // all nodes together
+  double epochs = 0;       // samples processed by all nodes / training set size
+  int64_t iterations = 0;  // all nodes together
   Evaluation eval;
   int64_t bytes_sent = 0;
-  int64_t transfers = 0;     // finished
+  int64_t transfers = 0;  // finished
   int64_t merges = 0;
 };
 
@@ -25,9 +25,9 @@ struct TransferRow {
   NodeId src = 0, dst = 0;
   int64_t bytes = 0;
   Time snapshot, start, finish, merge;
-  bool finished = false;         // false: still in flight when the run ended
-  bool merged = false;           // false: still unmerged when the run ended
-  bool lost = false;             // cut by a crash, a leave or an abandoned all-reduce step
+  bool finished = false;  // false: still in flight when the run ended
+  bool merged = false;    // false: still unmerged when the run ended
+  bool lost = false;      // cut by a crash, a leave or an abandoned all-reduce step
   int64_t sender_iterations_at_snapshot = 0, sender_iterations_at_merge = 0;
   double weight = 1;  // the sum-weight it carries (gosgd); not written out
 };
@@ -53,7 +53,7 @@ struct NodeRow {
   Time idle;                    // run time - compute
   int64_t iterations = 0;
   int64_t sent = 0, received = 0;
-  Time down;        // time spent down (churn)
+  Time down;          // time spent down (churn)
   double weight = 1;  // its sum-weight at the end (gosgd); not written out
 };
 

@@ -33,14 +33,16 @@ ReplayInput read_replay(const nlohmann::json& doc, const std::string& file, cons
       return id;
     };
     const int64_t src64 = node("src"), dst64 = node("dst");
-    t.require(src64 >= 0 && src64 < nodes, "src", fmt::format("a node id in [0, {}) or its name n0..n{}", nodes, nodes - 1));
+    t.require(src64 >= 0 && src64 < nodes, "src",
+              fmt::format("a node id in [0, {}) or its name n0..n{}", nodes, nodes - 1));
     t.require(dst64 >= 0 && dst64 < nodes && dst64 != src64, "dst",
               fmt::format("a node id in [0, {}) or its name n0..n{}, other than src", nodes, nodes - 1));
     ReplayTransfer& x = in.transfers[i];
     x.src = static_cast<NodeId>(src64);
     x.dst = static_cast<NodeId>(dst64);
     x.bytes = t.integer("bytes", 0);
-    t.require(x.bytes >= 0 && x.bytes <= kMaxReplayBytes, "bytes", fmt::format("an integer in [0, {}]", kMaxReplayBytes));
+    t.require(x.bytes >= 0 && x.bytes <= kMaxReplayBytes, "bytes",
+              fmt::format("an integer in [0, {}]", kMaxReplayBytes));
     x.start_s = t.number("start_s", 0.0);
     t.require(x.start_s >= 0 && x.start_s <= kMaxVirtualSeconds, "start_s",
               fmt::format("a number of seconds in [0, {:g}]", kMaxVirtualSeconds));
@@ -71,8 +73,10 @@ std::string replay_transfers(const nlohmann::json& doc, const std::string& file,
     rows[i].size = bytes(x.bytes);
     rows[i].start = seconds(x.start_s);
     sim.schedule_at(seconds(x.start_s), [&, i, x] {
-      if (x.control) net.send_control(x.src, x.dst, [&, i] { rows[i].finish = sim.now(); });
-      else net.start_flow(x.src, x.dst, bytes(x.bytes), [&, i](const FlowRecord& f) { rows[i] = f; });
+      if (x.control)
+        net.send_control(x.src, x.dst, [&, i] { rows[i].finish = sim.now(); });
+      else
+        net.start_flow(x.src, x.dst, bytes(x.bytes), [&, i](const FlowRecord& f) { rows[i] = f; });
     });
   }
   sim.run();

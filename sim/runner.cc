@@ -22,12 +22,10 @@
 namespace gossipsim {
 
 const EnumNames<StopReason>& stop_reason_names() {
-  static const EnumNames<StopReason> names = {{"virtual_s", StopReason::kVirtualTime},
-                                              {"epochs", StopReason::kEpochs},
-                                              {"target_accuracy", StopReason::kTargetAccuracy},
-                                              {"wall_s", StopReason::kWallClock},
-                                              {"interrupted", StopReason::kInterrupted},
-                                              {"nonfinite_loss", StopReason::kNonFiniteLoss}};
+  static const EnumNames<StopReason> names = {
+      {"virtual_s", StopReason::kVirtualTime},          {"epochs", StopReason::kEpochs},
+      {"target_accuracy", StopReason::kTargetAccuracy}, {"wall_s", StopReason::kWallClock},
+      {"interrupted", StopReason::kInterrupted},        {"nonfinite_loss", StopReason::kNonFiniteLoss}};
   return names;
 }
 
@@ -152,17 +150,16 @@ class MethodRunner {
   // This method's share done, its ETA and the whole run's (the methods left
   // taken to cost what the ones so far cost on average, this one projected).
   void report_progress(const MetricRow& row) {
-    const double done = std::min(
-        1.0, sc_.stop.virtual_s > 0 ? row.time.seconds() / sc_.stop.virtual_s : row.epochs / sc_.stop.epochs);
+    const double done =
+        std::min(1.0, sc_.stop.virtual_s > 0 ? row.time.seconds() / sc_.stop.virtual_s : row.epochs / sc_.stop.epochs);
     const double elapsed = seconds_since(wall_start_);
     const double eta = done > 0 ? elapsed * (1 - done) / done : 0.0;
     const double projected = done > 0 ? elapsed / done : elapsed;
     const int left = opts_.method_count - opts_.method_index - 1;
     const double all_eta = eta + left * (opts_.wall_before_s + projected) / (opts_.method_index + 1);
     const std::string line = fmt::format(
-        "[{}/{}] {:<20} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:.0f}s, all methods {:.0f}s",
-        opts_.method_index + 1, opts_.method_count, run_.method.label, row.time.seconds(), row.epochs,
-        row.eval.accuracy, eta, all_eta);
+        "[{}/{}] {:<20} t={:8.1f}s epochs={:6.2f} acc={:.4f}  eta {:.0f}s, all methods {:.0f}s", opts_.method_index + 1,
+        opts_.method_count, run_.method.label, row.time.seconds(), row.epochs, row.eval.accuracy, eta, all_eta);
     if (!opts_.progress_lines) {
       say(stderr, "\r{}   ", line);
       return;
@@ -214,10 +211,11 @@ class MethodRunner {
     if (sim_.executed() != c.events || sim_.now() != c.now || cluster_.total_iterations() != c.iterations ||
         cluster_.bytes_sent() != c.bytes_sent || cluster_.transfers_done() != c.transfers ||
         cluster_.merges() != c.merges || run_.recorder.metrics.size() != c.evaluations.size())
-      throw InputError("checkpoint", "", fmt::format("expected the replay of {} to reach the checkpoint ({} events, "
-                                                     "{} virtual s); it did not: the checkpoint belongs to another "
-                                                     "scenario, seed or build",
-                                                     run_.method.label, c.events, c.now.seconds()));
+      throw InputError("checkpoint", "",
+                       fmt::format("expected the replay of {} to reach the checkpoint ({} events, "
+                                   "{} virtual s); it did not: the checkpoint belongs to another "
+                                   "scenario, seed or build",
+                                   run_.method.label, c.events, c.now.seconds()));
     try {
       learner_.load_state(c.learner_state);
       learner_.restore_live_snapshots(c.snapshots);
@@ -286,9 +284,9 @@ class MethodRunner {
     if (opts_.progress && !opts_.progress_lines) say(stderr, "\n");
     cluster_.close();
     run_.stop = reached_target_ && stop_ != StopReason::kNonFiniteLoss ? StopReason::kTargetAccuracy
-                                                                        : stop_.value_or(StopReason::kVirtualTime);
-    run_.starved_after = sc_.eval.starved_s > 0 ? seconds(sc_.eval.starved_s)
-                                                : std::max(seconds(1), Time::ns(sim_.now().ns() / 4));
+                                                                       : stop_.value_or(StopReason::kVirtualTime);
+    run_.starved_after =
+        sc_.eval.starved_s > 0 ? seconds(sc_.eval.starved_s) : std::max(seconds(1), Time::ns(sim_.now().ns() / 4));
     RunTotals& t = run_.totals;
     t.nodes = learner_.node_count();
     t.model_bytes = learner_.model_bytes().count;

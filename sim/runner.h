@@ -57,7 +57,7 @@ const EnumNames<StopReason>& stop_reason_names();
 struct RunTotals {
   int nodes = 0;
   int64_t model_bytes = 0;
-  Time end;          // virtual time when it stopped
+  Time end;  // virtual time when it stopped
   uint64_t events = 0;
   int64_t bytes_sent = 0, transfers = 0, merges = 0;  // finished transfers, and merges
   int64_t cross_flows_started = 0, cross_flows_finished = 0, cross_bytes = 0;

@@ -1,15 +1,15 @@
 #include "sim/scenario.h"
 
-#include "sim/base/safe_name.h"
-#include "sim/dataset_info.h"
-#include "sim/methods/registry.h"
-#include "sim/wan_reader.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <set>
+
+#include "sim/base/safe_name.h"
+#include "sim/dataset_info.h"
+#include "sim/methods/registry.h"
+#include "sim/wan_reader.h"
 
 namespace gossipsim {
 
@@ -98,7 +98,8 @@ WorkloadSpec parse_workload(const JsonReader& r) {
   if (r.has("model") && r.value()["model"].is_object() && r.value()["model"].contains("torchscript")) {
     JsonReader m = r.at("model");
     w.model.name = "torchscript";
-    w.model.torchscript = named_file(m, "torchscript", "a TorchScript module saved by torch.jit.save (scripts/export-workload)");
+    w.model.torchscript =
+        named_file(m, "torchscript", "a TorchScript module saved by torch.jit.save (scripts/export-workload)");
     if (!torch_file_readers().model) m.fail("torchscript", "a build with LibTorch (this one cannot read TorchScript)");
     m.done();  // the module is checked once the batch sizes are known (check_torchscript_model)
   } else if (r.has("model") && r.value()["model"].is_object()) {
@@ -113,8 +114,9 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     one_of(r, "model", w.model.name, model_names());
   }
   if (w.dataset == "tensors" && w.data_facts.integer_inputs && w.model.name != "torchscript")
-    r.fail("model", "a TorchScript model (/workload/model {\"torchscript\": ...}): the data file's inputs are integers "
-                    "(token ids), which the built-in models do not take");
+    r.fail("model",
+           "a TorchScript model (/workload/model {\"torchscript\": ...}): the data file's inputs are integers "
+           "(token ids), which the built-in models do not take");
   w.batch = r.integer("batch", 32);
   r.require(w.batch >= 1 && w.batch <= 100000, "batch", "an integer in [1, 100000]");
   if (auto o = r.child("optimizer")) {
@@ -127,8 +129,9 @@ WorkloadSpec parse_workload(const JsonReader& r) {
     o->require(opt.weight_decay >= 0, "weight_decay", "a number >= 0");
     if (auto s = o->child("schedule")) {
       std::string kind = choice(*s, "kind", {"constant", "step", "cosine"});
-      opt.schedule.kind = kind == "step" ? LrSchedule::Kind::kStep
-                          : kind == "cosine" ? LrSchedule::Kind::kCosine : LrSchedule::Kind::kConstant;
+      opt.schedule.kind = kind == "step"     ? LrSchedule::Kind::kStep
+                          : kind == "cosine" ? LrSchedule::Kind::kCosine
+                                             : LrSchedule::Kind::kConstant;
       opt.schedule.every_epochs = s->number("every_epochs", opt.schedule.every_epochs);
       s->require(opt.schedule.every_epochs > 0, "every_epochs", "a number > 0");
       opt.schedule.gamma = s->number("gamma", opt.schedule.gamma);
@@ -142,8 +145,9 @@ WorkloadSpec parse_workload(const JsonReader& r) {
   if (auto p = r.child("partition")) {
     std::string kind = choice(*p, "kind", {"iid", "dirichlet", "shards", "file"});
     w.partition.kind = kind == "dirichlet" ? PartitionSpec::Kind::kDirichlet
-                       : kind == "shards" ? PartitionSpec::Kind::kShards
-                       : kind == "file"   ? PartitionSpec::Kind::kFile : PartitionSpec::Kind::kIid;
+                       : kind == "shards"  ? PartitionSpec::Kind::kShards
+                       : kind == "file"    ? PartitionSpec::Kind::kFile
+                                           : PartitionSpec::Kind::kIid;
     // The file is read once the node count is known (parse_scenario).
     if (kind == "file") w.partition.path = named_file(*p, "path", "a split file, one node id per training sample");
     w.partition.alpha = p->number("alpha", w.partition.alpha);
@@ -199,7 +203,8 @@ StopOptions parse_stop(const JsonReader& r) {
   r.require(s.epochs >= 0, "epochs", "a number >= 0");
   r.require(s.target_accuracy >= 0 && s.target_accuracy <= 1, "target_accuracy", "a number in [0, 1]");
   r.require(s.wall_s >= 0, "wall_s", "a number >= 0");
-  r.require(s.virtual_s <= kMaxVirtualSeconds, "virtual_s", fmt::format("at most {:g} virtual seconds", kMaxVirtualSeconds));
+  r.require(s.virtual_s <= kMaxVirtualSeconds, "virtual_s",
+            fmt::format("at most {:g} virtual seconds", kMaxVirtualSeconds));
   r.require(s.epochs <= 1e6, "epochs", "at most 1e6 epochs");
   if (s.virtual_s == 0 && s.epochs == 0) r.fail("a limit: virtual_s or epochs (> 0)");
   r.done();
@@ -372,14 +377,16 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
 void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file) {
   for (const auto& s : sets) {
     auto eq = s.find('=');
-    if (eq == std::string::npos || s.empty() || s[0] != '/')
-      throw InputError(file, s, "--set /json/pointer=value");
+    if (eq == std::string::npos || s.empty() || s[0] != '/') throw InputError(file, s, "--set /json/pointer=value");
     std::string path = s.substr(0, eq), text = s.substr(eq + 1);
     if (std::count(path.begin(), path.end(), '/') > JsonReader::kMaxJsonDepth)
-      throw InputError(file, path, fmt::format("expected a JSON pointer at most {} levels deep", JsonReader::kMaxJsonDepth));
+      throw InputError(file, path,
+                       fmt::format("expected a JSON pointer at most {} levels deep", JsonReader::kMaxJsonDepth));
     nlohmann::json value;
-    if (nlohmann::json::accept(text)) value = JsonReader::parse_text(text, file, path);
-    else value = text;
+    if (nlohmann::json::accept(text))
+      value = JsonReader::parse_text(text, file, path);
+    else
+      value = text;
     try {
       doc[nlohmann::json::json_pointer(path)] = value;
     } catch (const nlohmann::json::exception& e) {
@@ -456,10 +463,9 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
                                sc.stop.virtual_s / sc.eval.every_s));
   sc.topology = build_topology(r.at("topology"), sc.network.links, Streams(sc.seed), sc.limits);
   if (sc.workload.partition.kind == PartitionSpec::Kind::kFile)
-    sc.workload.partition.nodes = read_split_file(r.at("workload").at("partition"), sc.workload.partition.path,
-                                                  sc.topology.node_count());
-  if (auto o = r.child("overrides"))
-    apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
+    sc.workload.partition.nodes =
+        read_split_file(r.at("workload").at("partition"), sc.workload.partition.path, sc.topology.node_count());
+  if (auto o = r.child("overrides")) apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
   const Streams streams(sc.seed);
   PointBudget budget(sc.limits.profile_points);
   if (auto n = r.child("network")) {

@@ -107,20 +107,20 @@ struct StopOptions {
 
 // /eval
 struct EvalOptions {
-  double every_s = 10;               // virtual seconds between evaluations, > 0
-  int64_t test_samples = 2000;       // first n test samples used (0: all)
-  std::vector<double> targets;       // accuracies for time-to-accuracy, in (0, 1]
+  double every_s = 10;          // virtual seconds between evaluations, > 0
+  int64_t test_samples = 2000;  // first n test samples used (0: all)
+  std::vector<double> targets;  // accuracies for time-to-accuracy, in (0, 1]
   // What reaching a target means (and /stop/target_accuracy): "average"
   // (default), "node_mean" or "node_min" (sim/learner.h); the node ones need
   // per_node. summary.json gives the times under every metric it can.
   TargetMetric target = TargetMetric::kAverage;
-  bool per_node = true;              // also evaluate every node's own model
+  bool per_node = true;  // also evaluate every node's own model
   // A cut (a region, or a node without regions, against the rest) that no
   // finished transfer crosses for longer than this many virtual seconds is
   // reported as starved (summary.json "starved_cuts", and a warning). 0
   // (default): a quarter of the run's virtual time.
   double starved_s = 0;
-  bool test_samples_given = false;   // test_samples was set: it must not exceed the test set
+  bool test_samples_given = false;  // test_samples was set: it must not exceed the test set
 };
 
 // /limits: the sizes a scenario may ask for (SizeLimits in
@@ -151,7 +151,7 @@ struct Scenario {
   std::string file;  // where it was read from ("" when from a string)
   std::string name;
   std::string description;
-  uint64_t seed = 1;  // master seed of every random stream
+  uint64_t seed = 1;        // master seed of every random stream
   nlohmann::json document;  // the scenario as read, with --set applied
   Topology topology;
   NetworkOptions network;
@@ -197,8 +197,9 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 NetworkOptions parse_network(const JsonReader& r, bool allow_profiles = false);
 // /eval/target's names: average, node_mean, node_min.
 inline const EnumNames<TargetMetric>& target_metric_names() {
-  static const EnumNames<TargetMetric> names{
-      {"average", TargetMetric::kAverage}, {"node_mean", TargetMetric::kNodeMean}, {"node_min", TargetMetric::kNodeMin}};
+  static const EnumNames<TargetMetric> names{{"average", TargetMetric::kAverage},
+                                             {"node_mean", TargetMetric::kNodeMean},
+                                             {"node_min", TargetMetric::kNodeMin}};
   return names;
 }
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});

@@ -1,17 +1,16 @@
 #include "sim/simulator.h"
 
-#include "sim/transport.h"
-
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
 #include <string>
 
+#include "sim/transport.h"
+
 namespace gossipsim {
 
 EventHandle Simulator::schedule(Time delay, Action action) {
-  if (delay < Time::zero())
-    throw std::invalid_argument("negative delay: " + std::to_string(delay.ns()) + " ns");
+  if (delay < Time::zero()) throw std::invalid_argument("negative delay: " + std::to_string(delay.ns()) + " ns");
   return schedule_at(now_ + delay, std::move(action));
 }
 

@@ -49,8 +49,8 @@ class Simulator {
 
   Time now() const { return now_; }
 
-  EventHandle schedule(Time delay, Action action);      // delay >= 0
-  EventHandle schedule_at(Time when, Action action);    // when >= now()
+  EventHandle schedule(Time delay, Action action);    // delay >= 0
+  EventHandle schedule_at(Time when, Action action);  // when >= now()
   // Cancels a pending event; a handle that already ran or was cancelled is ignored.
   // Returns whether an event was cancelled.
   bool cancel(EventHandle h);
@@ -77,9 +77,7 @@ class Simulator {
     uint32_t slot;
   };
   struct Later {
-    bool operator()(const Entry& a, const Entry& b) const {
-      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-    }
+    bool operator()(const Entry& a, const Entry& b) const { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
   };
   struct Slot {
     Action action;

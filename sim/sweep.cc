@@ -1,11 +1,8 @@
 #include "sim/sweep.h"
 
-#include "sim/base/safe_name.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -13,6 +10,7 @@
 #include "sim/base/files.h"
 #include "sim/base/json_reader.h"
 #include "sim/base/numbers.h"
+#include "sim/base/safe_name.h"
 #include "sim/scenario.h"
 
 namespace gossipsim {
@@ -95,8 +93,8 @@ Sweep load_sweep(const std::string& file) {
     // the later would silently win, and a repeated axis runs every point twice.
     for (size_t j = 0; j < s.axes.size(); ++j)
       if (overlapping(axis.path, s.axes[j].path))
-        a.fail("path", fmt::format("a path no other axis sets (/axes/{} sets {}; merge the two axes)", j,
-                                   s.axes[j].path));
+        a.fail("path",
+               fmt::format("a path no other axis sets (/axes/{} sets {}; merge the two axes)", j, s.axes[j].path));
     for (auto it = s.fixed.begin(); it != s.fixed.end(); ++it)
       if (overlapping(axis.path, it.key()))
         a.fail("path", fmt::format("a path that /set does not fix (it sets {}; keep it in one of the two)", it.key()));
@@ -105,9 +103,10 @@ Sweep load_sweep(const std::string& file) {
       const nlohmann::json& v = values.element(k).value();
       for (size_t before = 0; before < k; ++before)
         if (axis.values[before] == v)
-          values.element(k).fail(fmt::format("a value not listed already (it is /axes/{}/values/{}: the points would "
-                                             "run twice)",
-                                             i, before));
+          values.element(k).fail(
+              fmt::format("a value not listed already (it is /axes/{}/values/{}: the points would "
+                          "run twice)",
+                          i, before));
       axis.values.push_back(v);
     }
     if (axis.values.empty()) a.fail("values", "a non-empty array");
@@ -135,9 +134,11 @@ Sweep load_sweep(const std::string& file) {
         cell.expect_object();
         if (cell.value().empty()) cell.fail("a cell named by at least one axis, e.g. {\"/topology/nodes\": 64}");
         for (auto it = cell.value().begin(); it != cell.value().end(); ++it) {
-          const auto axis = std::find_if(s.axes.begin(), s.axes.end(), [&](const SweepAxis& x) { return x.path == it.key(); });
+          const auto axis =
+              std::find_if(s.axes.begin(), s.axes.end(), [&](const SweepAxis& x) { return x.path == it.key(); });
           if (axis == s.axes.end())
-            throw InputError(file, cell.path() + "/" + pointer_token(it.key()), "expected the path of one of the sweep's axes");
+            throw InputError(file, cell.path() + "/" + pointer_token(it.key()),
+                             "expected the path of one of the sweep's axes");
           if (axis->path == "/seed")
             throw InputError(file, cell.path() + "/" + pointer_token(it.key()),
                              "expected an axis other than /seed (a cell holds every seed)");
@@ -167,7 +168,8 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
   // line's --set, the axes.
   auto overrides = [&](int changed, size_t k) {
     std::vector<std::string> out;
-    for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it) out.push_back(it.key() + "=" + it.value().dump());
+    for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
+      out.push_back(it.key() + "=" + it.value().dump());
     out.insert(out.end(), sets.begin(), sets.end());
     for (size_t i = 0; i < sweep.axes.size(); ++i)
       out.push_back(sweep.axes[i].path + "=" + sweep.axes[i].values[static_cast<int>(i) == changed ? k : 0].dump());
@@ -225,8 +227,9 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
     for (double t : first.eval.targets) targets += (targets.empty() ? "" : ", ") + fmt::format("{:g}", t);
     if (std::find(first.eval.targets.begin(), first.eval.targets.end(), *sweep.analysis.target) ==
         first.eval.targets.end())
-      throw InputError(sweep.file, "/analysis/target",
-                       fmt::format("expected one of the points' /eval/targets ({})", targets.empty() ? "none" : targets));
+      throw InputError(
+          sweep.file, "/analysis/target",
+          fmt::format("expected one of the points' /eval/targets ({})", targets.empty() ? "none" : targets));
   }
   for (size_t i = 0; i < sweep.axes.size(); ++i)
     for (size_t k = 1; k < sweep.axes[i].values.size(); ++k) {
@@ -235,8 +238,8 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
       } catch (const InputError& e) {
         const std::string& path = sweep.axes[i].path;
         const std::string where = fmt::format("/axes/{}/values/{}", i, k);
-        const std::string said = fmt::format("with it, {} says: {}: {}", base, e.path().empty() ? "/" : e.path(),
-                                             e.expected());
+        const std::string said =
+            fmt::format("with it, {} says: {}: {}", base, e.path().empty() ? "/" : e.path(), e.expected());
         if (overlapping(e.path(), path))
           throw InputError(sweep.file, where,
                            fmt::format("a value the base scenario takes at {}; {} (change this value)", path, said));
@@ -325,12 +328,12 @@ void check_sbatch_arg(const std::string& arg) {
   if (arg.size() < 2 || arg[0] != '-' || arg.find_first_of("\n\r") != std::string::npos)
     throw InputError(where, "", "an option of sbatch on one line, e.g. --slurm-arg=--time=02:00:00");
   const std::string name = arg.substr(0, arg.find('='));
-  for (const char* ours : {"-a", "--array", "-o", "--output", "-e", "--error", "-D", "--chdir", "-W", "--wait",
-                           "--parsable"})
+  for (const char* ours :
+       {"-a", "--array", "-o", "--output", "-e", "--error", "-D", "--chdir", "-W", "--wait", "--parsable"})
     if (name == ours || (name.size() > 2 && name[1] != '-' && name.substr(0, 2) == ours))
-      throw InputError(where, "",
-                       "an option the array does not set itself (gossipsim sweep --slurm decides " +
-                           std::string(ours) + ")");
+      throw InputError(
+          where, "",
+          "an option the array does not set itself (gossipsim sweep --slurm decides " + std::string(ours) + ")");
 }
 
 }  // namespace gossipsim

@@ -82,11 +82,11 @@ inline constexpr size_t kSlurmMaxTasks = 1000;
 struct SlurmArray {
   std::string job_name;
   size_t shards = 1;
-  std::vector<size_t> tasks;              // the array's indices, ascending: shards with a point not done
-  std::vector<std::string> command;       // argv of each task; "{task}" stands for the task's index
-  std::vector<std::string> sbatch_args;   // the user's, one #SBATCH line each
-  std::string output;                     // the tasks' log files (Slurm's %A_%a pattern)
-  std::string chdir;                      // where the tasks start (relative paths in the command)
+  std::vector<size_t> tasks;             // the array's indices, ascending: shards with a point not done
+  std::vector<std::string> command;      // argv of each task; "{task}" stands for the task's index
+  std::vector<std::string> sbatch_args;  // the user's, one #SBATCH line each
+  std::string output;                    // the tasks' log files (Slurm's %A_%a pattern)
+  std::string chdir;                     // where the tasks start (relative paths in the command)
   int cpus_per_task = 1;
 };
 // Shards of a sweep of `total` points whose done points are `done`:

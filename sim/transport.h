@@ -10,9 +10,8 @@
 // before the one it waited for; it says so, and the simulator looks again.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>

@@ -97,9 +97,9 @@ struct ProfileStart {
 struct WanProfile {
   enum class Target { kLinkCapacity, kLinkLatency, kUp, kDown, kCompute };
   Target target = Target::kLinkCapacity;
-  Vertex a = 0, b = 0;  // links
-  NodeId node = 0;      // access and compute
-  std::string name;     // for events.csv: "link n0--router:x", "up n3", "n3"
+  Vertex a = 0, b = 0;                    // links
+  NodeId node = 0;                        // access and compute
+  std::string name;                       // for events.csv: "link n0--router:x", "up n3", "n3"
   std::shared_ptr<const Profile> values;  // Mbit/s, ms or a factor; shared by the nodes of one entry
   // events.csv's kind: capacity, latency, speed.
   const char* kind() const {
@@ -135,7 +135,7 @@ struct CrossTraffic {
   std::vector<NodeId> from, to;
   Distribution size_mb = Distribution::constant(1), interarrival_s = Distribution::constant(1);
   Time start, until;
-  std::string name;  // "cross_traffic/0"
+  std::string name;           // "cross_traffic/0"
   std::string file, pointer;  // where it was given: the scenario and /network/cross_traffic/<k>
   double expected_flows = 0;  // over [start, until], from E[min(gap, until - start)]
 };

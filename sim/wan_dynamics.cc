@@ -15,8 +15,14 @@ namespace gossipsim {
 
 WanDynamics::WanDynamics(Simulator& sim, Network& net, Recorder& recorder, std::vector<WanProfile> profiles,
                          std::vector<CrossTraffic> traffic, SetSpeed set_speed, uint64_t seed, int64_t max_cross_flows)
-    : sim_(sim), net_(net), recorder_(recorder), profiles_(std::move(profiles)), traffic_(std::move(traffic)),
-      set_speed_(std::move(set_speed)), next_(profiles_.size(), 0), cycle_(profiles_.size(), Time::zero()),
+    : sim_(sim),
+      net_(net),
+      recorder_(recorder),
+      profiles_(std::move(profiles)),
+      traffic_(std::move(traffic)),
+      set_speed_(std::move(set_speed)),
+      next_(profiles_.size(), 0),
+      cycle_(profiles_.size(), Time::zero()),
       max_cross_flows_(max_cross_flows) {
   const Streams streams(seed);
   for (size_t k = 0; k < traffic_.size(); ++k) traffic_rng_.push_back(streams.stream("cross-traffic", k));
@@ -28,11 +34,20 @@ void WanDynamics::start() {
     if (!seen.insert({c.kind(), c.name}).second) continue;
     double value = 1;  // a compute profile's factor starts at 1
     switch (c.target) {
-      case WanProfile::Target::kLinkCapacity: value = net_.link_capacity(c.a, c.b).megabits_per_second(); break;
-      case WanProfile::Target::kLinkLatency: value = net_.link_latency(c.a, c.b).seconds() * 1e3; break;
-      case WanProfile::Target::kUp: value = net_.access_capacity(c.node, true).megabits_per_second(); break;
-      case WanProfile::Target::kDown: value = net_.access_capacity(c.node, false).megabits_per_second(); break;
-      case WanProfile::Target::kCompute: break;
+      case WanProfile::Target::kLinkCapacity:
+        value = net_.link_capacity(c.a, c.b).megabits_per_second();
+        break;
+      case WanProfile::Target::kLinkLatency:
+        value = net_.link_latency(c.a, c.b).seconds() * 1e3;
+        break;
+      case WanProfile::Target::kUp:
+        value = net_.access_capacity(c.node, true).megabits_per_second();
+        break;
+      case WanProfile::Target::kDown:
+        value = net_.access_capacity(c.node, false).megabits_per_second();
+        break;
+      case WanProfile::Target::kCompute:
+        break;
     }
     starting_.push_back({c.kind(), c.name, value});
   }
@@ -59,13 +74,16 @@ void WanDynamics::next_flow(size_t k) {
                        fmt::format("expected gaps that make at most {} cross-traffic flows in a run; its draws made "
                                    "more by {:.6g} virtual s (about {:.3g} were expected over [start_s, until_s])",
                                    max_cross_flows_, sim_.now().seconds(), c.expected_flows));
-    recorder_.network_events.push_back({sim_.now(), "cross-traffic", fmt::format("n{}->n{}", src, dst),
-                                        static_cast<double>(size.count), c.name});
-    net_.start_flow(src, dst, size, [this](const FlowRecord& f) {
-      if (f.lost) return;
-      ++cross_finished_;
-      cross_bytes_ += f.size.count;
-    }, /*background=*/true);
+    recorder_.network_events.push_back(
+        {sim_.now(), "cross-traffic", fmt::format("n{}->n{}", src, dst), static_cast<double>(size.count), c.name});
+    net_.start_flow(
+        src, dst, size,
+        [this](const FlowRecord& f) {
+          if (f.lost) return;
+          ++cross_finished_;
+          cross_bytes_ += f.size.count;
+        },
+        /*background=*/true);
   }
   const Time next = sim_.now() + seconds(c.interarrival_s.sample(rng));
   if (next < c.until) sim_.schedule_at(next, [this, k] { next_flow(k); });
@@ -85,10 +103,18 @@ void WanDynamics::schedule_next(size_t p) {
     const WanProfile& c = profiles_[p];
     const double value = c.values->points[next_[p]].second;
     switch (c.target) {
-      case WanProfile::Target::kLinkCapacity: net_.set_link_capacity(c.a, c.b, mbps(value)); break;
-      case WanProfile::Target::kLinkLatency: net_.set_link_latency(c.a, c.b, milliseconds(value)); break;
-      case WanProfile::Target::kUp: net_.set_access_capacity(c.node, true, mbps(value)); break;
-      case WanProfile::Target::kDown: net_.set_access_capacity(c.node, false, mbps(value)); break;
+      case WanProfile::Target::kLinkCapacity:
+        net_.set_link_capacity(c.a, c.b, mbps(value));
+        break;
+      case WanProfile::Target::kLinkLatency:
+        net_.set_link_latency(c.a, c.b, milliseconds(value));
+        break;
+      case WanProfile::Target::kUp:
+        net_.set_access_capacity(c.node, true, mbps(value));
+        break;
+      case WanProfile::Target::kDown:
+        net_.set_access_capacity(c.node, false, mbps(value));
+        break;
       case WanProfile::Target::kCompute:
         if (set_speed_) set_speed_(c.node, value);
         break;

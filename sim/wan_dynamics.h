@@ -45,8 +45,8 @@ class WanDynamics {
   std::vector<WanProfile> profiles_;
   std::vector<CrossTraffic> traffic_;
   SetSpeed set_speed_;
-  std::vector<size_t> next_;   // per profile: index of its next point
-  std::vector<Time> cycle_;    // per profile: start of the current period
+  std::vector<size_t> next_;  // per profile: index of its next point
+  std::vector<Time> cycle_;   // per profile: start of the current period
   std::vector<Rng> traffic_rng_;
   int64_t cross_started_ = 0, cross_finished_ = 0, cross_bytes_ = 0;
   int64_t max_cross_flows_;

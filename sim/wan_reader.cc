@@ -3,15 +3,15 @@
 #include <fmt/format.h>
 
 #include <boost/random/normal_distribution.hpp>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
-#include <cerrno>
-#include <cstdlib>
-#include <optional>
 
 #include "sim/base/numbers.h"
 #include "topologies/builder.h"
@@ -92,8 +92,8 @@ std::vector<NodeId> select_nodes(const JsonReader& e, const Topology& t, const s
     if (nodes.empty())
       e.fail("region", regions.empty() ? "a region, of a topology that has them (this one has none: nodes, range, all "
                                          "or fraction select its nodes)"
-                                       : "a region that holds compute nodes: " + JsonReader::one_of({regions.begin(),
-                                                                                                    regions.end()}));
+                                       : "a region that holds compute nodes: " +
+                                             JsonReader::one_of({regions.begin(), regions.end()}));
   }
   if (e.has("all")) {
     ++found;
@@ -171,12 +171,15 @@ Points read_csv_points(const JsonReader& r, const std::string& key, int64_t most
     }
     header_possible = false;
     if (!t || !v)
-      throw InputError(file, where, fmt::format("expected time_s,value as two numbers (\"{}\" is not a number)",
-                                                !t ? cells[0] : cells[1]));
+      throw InputError(
+          file, where,
+          fmt::format("expected time_s,value as two numbers (\"{}\" is not a number)", !t ? cells[0] : cells[1]));
     if (!std::isfinite(*t) || !std::isfinite(*v)) throw InputError(file, where, "expected finite numbers");
     if (static_cast<int64_t>(out.size()) >= most)
-      throw InputError(file, where, fmt::format("expected at most {} rows (the points a profile may hold here; "
-                                                "/limits/profile_points bounds them in all)", most));
+      throw InputError(file, where,
+                       fmt::format("expected at most {} rows (the points a profile may hold here; "
+                                   "/limits/profile_points bounds them in all)",
+                                   most));
     out.push_back({*t, *v, number});
   }
   if (out.empty()) throw InputError(file, "", "expected at least one time_s,value row");
@@ -276,8 +279,10 @@ Points on_off_points(const JsonReader& g, const ValueRange& range, Rng& rng, int
   Points pts;
   for (double t = 0; t < end;) {
     if (static_cast<int64_t>(pts.size()) >= most)
-      g.fail(fmt::format("periods giving at most {} points here (they gave more before until_s; "
-                         "/limits/profile_points bounds the points of all profiles)", most));
+      g.fail(
+          fmt::format("periods giving at most {} points here (they gave more before until_s; "
+                      "/limits/profile_points bounds the points of all profiles)",
+                      most));
     pts.push_back({t, on});
     t += up.sample(rng);
     if (t >= end) break;
@@ -309,7 +314,8 @@ Profile checked_profile(const JsonReader& r, const Points& pts, double period, c
     if (period > 0 && !(p.t < period)) fail(p, i, "a time within the period (< period_s)");
     if (!range.ok(p.v)) fail(p, i, range.text());
     prof.points.emplace_back(seconds(p.t), p.v);
-    if (i > 0 && prof.points[i].first <= prof.points[i - 1].first) fail(p, i, "a time at least 1 ns after the previous");
+    if (i > 0 && prof.points[i].first <= prof.points[i - 1].first)
+      fail(p, i, "a time at least 1 ns after the previous");
   }
   return prof;
 }
@@ -347,9 +353,10 @@ std::shared_ptr<const Profile> parse_profile(const JsonReader& r, Rng rng, const
 
 void PointBudget::take(const JsonReader& r, int64_t n) {
   if (n > left())
-    r.fail(fmt::format("at most {} profile points in all (/limits/profile_points); this profile's {} bring the "
-                       "total to {}",
-                       limit_, n, used_ + n));
+    r.fail(
+        fmt::format("at most {} profile points in all (/limits/profile_points); this profile's {} bring the "
+                    "total to {}",
+                    limit_, n, used_ + n));
   used_ += n;
 }
 
@@ -385,11 +392,11 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
       auto [edge, found] = boost::edge(link->first, link->second, t.graph);
       Rng rng = streams.stream("override-link", k);
       if (e.has("bandwidth_mbps"))
-        t.graph[edge].capacity =
-            mbps(Distribution::parse(e.at("bandwidth_mbps"), Distribution::Domain::kPositive, kCapacityMbps).sample(rng));
+        t.graph[edge].capacity = mbps(
+            Distribution::parse(e.at("bandwidth_mbps"), Distribution::Domain::kPositive, kCapacityMbps).sample(rng));
       if (e.has("latency_ms"))
-        t.graph[edge].latency =
-            milliseconds(Distribution::parse(e.at("latency_ms"), Distribution::Domain::kNonNegative, kLatencyMs).sample(rng));
+        t.graph[edge].latency = milliseconds(
+            Distribution::parse(e.at("latency_ms"), Distribution::Domain::kNonNegative, kLatencyMs).sample(rng));
       e.done();
       continue;
     }
@@ -397,7 +404,8 @@ void apply_topology_overrides(const JsonReader& list, Topology& t, const Streams
     if (e.has("iteration_ms"))
       iteration = Distribution::parse(e.at("iteration_ms"), Distribution::Domain::kPositive, {1e-3, 1e7});
     if (e.has("up_mbps")) up = Distribution::parse(e.at("up_mbps"), Distribution::Domain::kPositive, kCapacityMbps);
-    if (e.has("down_mbps")) down = Distribution::parse(e.at("down_mbps"), Distribution::Domain::kPositive, kCapacityMbps);
+    if (e.has("down_mbps"))
+      down = Distribution::parse(e.at("down_mbps"), Distribution::Domain::kPositive, kCapacityMbps);
     std::optional<double> jitter;
     if (e.has("jitter")) {
       jitter = e.number("jitter");
@@ -430,8 +438,8 @@ std::shared_ptr<const Profile> scaled(const JsonReader& r, const std::shared_ptr
   for (size_t i = 0; i < p.points.size(); ++i) {
     p.points[i].second = factors->points[i].second * base;
     if (!range.ok(p.points[i].second))
-      r.fail(fmt::format("point {} (time {:g} s): a factor that keeps the {} in {} ({} has {:g}{}; x {:g} makes {:g})", i,
-                         p.points[i].first.seconds(), what, range.text(), target, base, range.unit,
+      r.fail(fmt::format("point {} (time {:g} s): a factor that keeps the {} in {} ({} has {:g}{}; x {:g} makes {:g})",
+                         i, p.points[i].first.seconds(), what, range.text(), target, base, range.unit,
                          factors->points[i].second, p.points[i].second));
   }
   return std::make_shared<const Profile>(std::move(p));
@@ -448,8 +456,8 @@ std::shared_ptr<const Profile> capacity_profile(const JsonReader& e, Rng rng, Po
 }
 
 // The values a capacity profile applies to a target whose capacity is `base`.
-std::shared_ptr<const Profile> capacity_values(const JsonReader& e, const std::shared_ptr<const Profile>& p, bool factor,
-                                               Rate base, const std::string& target) {
+std::shared_ptr<const Profile> capacity_values(const JsonReader& e, const std::shared_ptr<const Profile>& p,
+                                               bool factor, Rate base, const std::string& target) {
   if (!factor) return p;
   return scaled(e.at("capacity_factor"), p, base.megabits_per_second(), kCapacityRange, "capacity", target);
 }
@@ -478,9 +486,9 @@ std::vector<WanProfile> parse_profiles(const JsonReader& list, const Topology& t
                          capacity_values(e, p, factor, t.graph[edge].capacity, link)});
         if (e.has("latency_ms") && e.has("latency_factor")) e.fail("latency_ms or latency_factor, not both");
         if (e.has("latency_ms"))
-          out.push_back({WanProfile::Target::kLinkLatency, a, b, 0, link,
-                         parse_profile(e.at("latency_ms"), streams.stream("profile-latency", k), kLatencyRange,
-                                       budget)});
+          out.push_back(
+              {WanProfile::Target::kLinkLatency, a, b, 0, link,
+               parse_profile(e.at("latency_ms"), streams.stream("profile-latency", k), kLatencyRange, budget)});
         if (e.has("latency_factor"))
           out.push_back({WanProfile::Target::kLinkLatency, a, b, 0, link,
                          scaled(e.at("latency_factor"),
@@ -613,10 +621,10 @@ Churn ordered_churn(std::vector<TaggedChurn> all, const std::string& file) {
                        fmt::format("expected node {}'s events at distinct times (two at {:g} s; churn entries overlap)",
                                    x.e.node, x.e.at.seconds()));
     if (x.e.down() != was_up)
-      throw InputError(file, x.path,
-                       fmt::format("expected node {}'s events to alternate down and join: a {} at {:g} s while it is {}",
-                                   x.e.node, x.e.down() ? "down event" : "join", x.e.at.seconds(),
-                                   was_up ? "up" : "down"));
+      throw InputError(
+          file, x.path,
+          fmt::format("expected node {}'s events to alternate down and join: a {} at {:g} s while it is {}", x.e.node,
+                      x.e.down() ? "down event" : "join", x.e.at.seconds(), was_up ? "up" : "down"));
     if ((first && !x.e.down()) || x.starts_down) churn.start_down.push_back(x.e.node);
     if (!x.starts_down) churn.events.push_back(x.e);
   }

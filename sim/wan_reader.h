@@ -31,7 +31,8 @@ class PointBudget {
 inline constexpr double kMinProfileStepS = 1e-3;
 
 // Reads /overrides into the topology and the compute overrides.
-void apply_topology_overrides(const JsonReader& r, Topology& topology, const Streams& streams, ComputeOverrides& compute);
+void apply_topology_overrides(const JsonReader& r, Topology& topology, const Streams& streams,
+                              ComputeOverrides& compute);
 
 // Reads /network/profiles, /compute/profiles, /churn and
 // /network/cross_traffic against the built topology.

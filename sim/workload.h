@@ -59,9 +59,9 @@ inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mni
 struct TensorFileFacts {
   int64_t train = 0, test = 0;
   int classes = 0;
-  std::vector<int64_t> shape;  // one sample
-  bool integer_inputs = false; // token ids (int64), for a TorchScript model's embedding
-  bool classes_given = false;  // the file says its classes; else they are the largest label + 1
+  std::vector<int64_t> shape;   // one sample
+  bool integer_inputs = false;  // token ids (int64), for a TorchScript model's embedding
+  bool classes_given = false;   // the file says its classes; else they are the largest label + 1
   int64_t largest_label = 0;
   std::string largest_label_at;  // where it is, e.g. "y_train sample 17"
 };
@@ -85,16 +85,16 @@ struct WorkloadSpec {
   int64_t train_samples = 0;              // keep only the first n training samples (0: all)
   SyntheticSpec synthetic;
   ModelSpec model;
-  int64_t batch = 32;                     // mini-batch size per node iteration
+  int64_t batch = 32;  // mini-batch size per node iteration
   OptimizerSpec optimizer;
   PartitionSpec partition;
-  int64_t model_bytes = 0;                // bytes of one model on the wire; 0: the model's parameters
-                                          // and buffers as float32 (needed with --kernels none
-                                          // only when built without LibTorch)
-  std::string device = "cpu";             // cpu | cuda
-  int workers = 1;                        // threads stepping nodes concurrently (results do not depend on it)
-  bool fuse = true;                       // run many nodes' steps and evaluations as one stacked computation
-                                          // where the model allows it (kernels/fusion.h); results do not depend on it
+  int64_t model_bytes = 0;     // bytes of one model on the wire; 0: the model's parameters
+                               // and buffers as float32 (needed with --kernels none
+                               // only when built without LibTorch)
+  std::string device = "cpu";  // cpu | cuda
+  int workers = 1;             // threads stepping nodes concurrently (results do not depend on it)
+  bool fuse = true;            // run many nodes' steps and evaluations as one stacked computation
+                               // where the model allows it (kernels/fusion.h); results do not depend on it
 };
 
 }  // namespace gossipsim

@@ -4,9 +4,8 @@
 // one clear line that names the file and the JSON path, with a non-zero exit.
 // Every case runs the real binary on files the test writes, under a time
 // limit: a crash (exit by signal) or a hang (exit 124) fails the test.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -26,9 +25,8 @@ using test::Result;
 class BadInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gossipsim-bad-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("gossipsim-bad-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -61,15 +59,14 @@ class BadInput : public ::testing::Test {
 
   // A small scenario that runs in a fraction of a second with --kernels none.
   static nlohmann::json scenario() {
-    return {{"name", "tiny"},
-            {"topology", {{"generator", "ring"}, {"nodes", 4}}},
-            {"workload",
-             {{"dataset", "synthetic"},
-              {"model", "mlp"},
-              {"synthetic", {{"shape", {8}}, {"train", 400}, {"test", 100}}}}},
-            {"methods", {"gossip", "gossip-scheduled"}},
-            {"stop", {{"virtual_s", 2}}},
-            {"eval", {{"every_s", 1}}}};
+    return {
+        {"name", "tiny"},
+        {"topology", {{"generator", "ring"}, {"nodes", 4}}},
+        {"workload",
+         {{"dataset", "synthetic"}, {"model", "mlp"}, {"synthetic", {{"shape", {8}}, {"train", 400}, {"test", 100}}}}},
+        {"methods", {"gossip", "gossip-scheduled"}},
+        {"stop", {{"virtual_s", 2}}},
+        {"eval", {{"every_s", 1}}}};
   }
 
   fs::path dir_;
@@ -146,7 +143,8 @@ TEST_F(BadInput, AnUnknownMethodLabelListsTheScenariosLabels) {
   for (const char* m : {"''", ",,,", "gossip,,gossip-scheduled"}) {
     refused(std::string("run s.json --kernels none --quiet --out o --methods ") + m,
             "--methods: expected method labels separated by commas");
-    refused(std::string("plot s.json --methods ") + m + " --out o", "--methods: expected method labels separated by commas");
+    refused(std::string("plot s.json --methods ") + m + " --out o",
+            "--methods: expected method labels separated by commas");
   }
   EXPECT_FALSE(fs::exists(path("o")));
 }
@@ -173,14 +171,16 @@ TEST_F(BadInput, NamesThatWouldWriteOutsideTheFolderAreRefused) {
   j["name"] = "..";
   write("s.json", j);
   refused("run s.json --kernels none", "/name: expected a name usable");
-  write("sweep.json", nlohmann::json{{"name", "a/b"}, {"base", "s.json"}, {"axes", {{{"path", "/seed"}, {"values", {1}}}}}});
+  write("sweep.json",
+        nlohmann::json{{"name", "a/b"}, {"base", "s.json"}, {"axes", {{{"path", "/seed"}, {"values", {1}}}}}});
   refused("sweep sweep.json --kernels none", "sweep.json: /name: expected a name usable");
   EXPECT_FALSE(fs::exists(path("results")));
 }
 
 TEST_F(BadInput, SweepAndPlotKeepToTheSameRules) {
   write("s.json", scenario());
-  write("sweep.json", nlohmann::json{{"name", "sw"}, {"base", "s.json"}, {"axes", {{{"path", "/seed"}, {"values", {1, 2}}}}}});
+  write("sweep.json",
+        nlohmann::json{{"name", "sw"}, {"base", "s.json"}, {"axes", {{{"path", "/seed"}, {"values", {1, 2}}}}}});
   fs::create_directories(path("photos"));
   write("photos/cat.jpg", "meow");
   refused("sweep sweep.json --kernels none --out photos", "gossipsim never overwrites");
@@ -200,7 +200,10 @@ TEST_F(BadInput, SweepAndPlotKeepToTheSameRules) {
 
 TEST_F(BadInput, DeeplyNestedJsonIsRefused) {
   write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
-  refused("validate deep.json", "deep.json: /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected JSON nested at most 64 levels deep");
+  refused("validate deep.json",
+          "deep.json: "
+          "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/"
+          "0/0/0/0/0/0/0/0/0/0/0/0: expected JSON nested at most 64 levels deep");
   std::string objects;
   for (int i = 0; i < 5000; ++i) objects += "{\"a\":";
   objects += "1" + std::string(5000, '}');
@@ -208,7 +211,9 @@ TEST_F(BadInput, DeeplyNestedJsonIsRefused) {
   refused("topology deep2.json", "/a/a/a: expected JSON nested at most 64 levels deep");
   write("s.json", scenario());
   refused("validate s.json --set '/x=" + std::string(1000, '[') + std::string(1000, ']') + "'",
-          "s.json: /x/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: expected JSON nested at most 64 levels deep");
+          "s.json: "
+          "/x/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/"
+          "0/0/0/0/0/0/0/0/0/0/0/0/0: expected JSON nested at most 64 levels deep");
   std::string pointer;
   for (int i = 0; i < 1000; ++i) pointer += "/a";
   refused("validate s.json --set " + pointer + "=1", "a JSON pointer at most 64 levels deep");
@@ -225,21 +230,24 @@ TEST_F(BadInput, AHugeFlatJsonIsReadInLinearTime) {
   write("flat.json", junk + "]}");
   refused("validate flat.json --kernels none", "flat.json: /workload: expected a value (this key is required)");
   write("flat-bad.json", junk + ", 1e400]}");
-  refused("validate flat-bad.json --kernels none", "flat-bad.json: /junk/2000000: expected valid JSON with finite numbers");
+  refused("validate flat-bad.json --kernels none",
+          "flat-bad.json: /junk/2000000: expected valid JSON with finite numbers");
 }
 
 TEST_F(BadInput, TinyGraphsAreRefusedOrRunButNeverCrash) {
   nlohmann::json j = scenario();
   j["topology"] = {{"generator", "complete"}, {"nodes", 1}};
   write("one.json", j);
-  refused("run one.json --kernels none --quiet", "one.json: /topology: expected at least 2 compute nodes for method gossip");
+  refused("run one.json --kernels none --quiet",
+          "one.json: /topology: expected at least 2 compute nodes for method gossip");
   j["methods"] = {"single"};
   write("one-single.json", j);
   EXPECT_EQ(gossipsim("run one-single.json --kernels none --quiet --out r").code, 0);
 
   write("none.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[]})");
   write("one-link.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[{"a":"a","b":"b"}]})");
-  write("island.json", R"({"nodes":[{"name":"a"},{"name":"b"},{"name":"r","router":true}],"links":[{"a":"a","b":"r"}]})");
+  write("island.json",
+        R"({"nodes":[{"name":"a"},{"name":"b"},{"name":"r","router":true}],"links":[{"a":"a","b":"r"}]})");
   for (const char* f : {"none", "one-link", "island"}) {
     j = scenario();
     j["topology"] = {{"generator", "file"}, {"path", std::string(f) + ".json"}};
@@ -250,8 +258,11 @@ TEST_F(BadInput, TinyGraphsAreRefusedOrRunButNeverCrash) {
           "sc-island.json: /topology: expected a connected graph (file island.json");
   EXPECT_EQ(gossipsim("run sc-one-link.json --kernels none --quiet --out r1").code, 0);
   // Zero regions in a geo file would divide by zero.
-  write("regions.json", R"({"regions":[],"rtt_ms":[],"bandwidth_mbps":[],"intra_region":{"latency_ms":1,"bandwidth_mbps":10},"sources":[]})");
-  write("geo.json", nlohmann::json{{"generator", "geo"}, {"nodes", 3}, {"regions_file", path("regions.json").string()}});
+  write(
+      "regions.json",
+      R"({"regions":[],"rtt_ms":[],"bandwidth_mbps":[],"intra_region":{"latency_ms":1,"bandwidth_mbps":10},"sources":[]})");
+  write("geo.json",
+        nlohmann::json{{"generator", "geo"}, {"nodes", 3}, {"regions_file", path("regions.json").string()}});
   refused("topology geo.json", "regions.json: /regions: expected at least one region");
 }
 
@@ -320,8 +331,9 @@ TEST_F(BadInput, ValidateRefusesWhatRunWould) {
   write("twice.dot", "graph { a -- b; b -- a; }");
   nlohmann::json j = scenario();
   j["topology"] = {{"generator", "file"}, {"path", "self.json"}};
-  both(j, "self.json: /links/1/b: expected a vertex other than a (a link from a vertex to itself is refused) (in the "
-          "topology file that v.json: /topology/path names)");
+  both(j,
+       "self.json: /links/1/b: expected a vertex other than a (a link from a vertex to itself is refused) (in the "
+       "topology file that v.json: /topology/path names)");
   j["topology"]["path"] = "twice.json";
   both(j, "twice.json: /links/1: expected each pair of vertices joined at most once");
   j["topology"]["path"] = "self.dot";
@@ -355,7 +367,8 @@ TEST_F(BadInput, ValidateRefusesWhatRunWould) {
 TEST_F(BadInput, NetReplayChecksItsNumbers) {
   write("two.json", R"({"nodes":[{"name":"a"},{"name":"b"}],"links":[{"a":"a","b":"b"}]})");
   auto replay = [&](const nlohmann::json& transfer) {
-    write("r.json", nlohmann::json{{"topology", {{"generator", "file"}, {"path", "two.json"}}}, {"transfers", {transfer}}});
+    write("r.json",
+          nlohmann::json{{"topology", {{"generator", "file"}, {"path", "two.json"}}}, {"transfers", {transfer}}});
   };
   // 2^32 would wrap to node 0 if narrowed before the check.
   replay({{"src", 4294967296LL}, {"dst", 1}, {"bytes", 10}});
@@ -365,10 +378,12 @@ TEST_F(BadInput, NetReplayChecksItsNumbers) {
   replay({{"src", 0}, {"dst", 1}, {"bytes", 1e18}});
   refused("net replay r.json", "r.json: /transfers/0/bytes: expected an integer");
   replay({{"src", 0}, {"dst", 1}, {"bytes", 1000000000000LL}, {"start_s", 9.9999e8}});
-  refused("net replay r.json", "r.json: /transfers/0/bytes: expected a transfer that ends within 1e+09 virtual seconds");
+  refused("net replay r.json",
+          "r.json: /transfers/0/bytes: expected a transfer that ends within 1e+09 virtual seconds");
   replay({{"src", 0}, {"dst", 1}, {"bytes", -1}});
   refused("net replay r.json", "r.json: /transfers/0/bytes: expected an integer in [0, 1000000000000]");
-  write("r.json", R"({"topology":{"generator":"file","path":"two.json"},"transfers":[{"src":0,"dst":1,"bytes":1e400}]})");
+  write("r.json",
+        R"({"topology":{"generator":"file","path":"two.json"},"transfers":[{"src":0,"dst":1,"bytes":1e400}]})");
   refused("net replay r.json", "r.json: /transfers/0/bytes: expected valid JSON with finite numbers");
   // Node names as every output writes them; anything else named is refused.
   for (const char* name : {"a", "n2", "n", "n-1", "n1x", "n99999999999999"}) {
@@ -376,7 +391,8 @@ TEST_F(BadInput, NetReplayChecksItsNumbers) {
     refused("net replay r.json", "r.json: /transfers/0/src: expected a node id in [0, 2) or its name n0..n1");
   }
   replay({{"src", "n1"}, {"dst", "n1"}, {"bytes", 10}});
-  refused("net replay r.json", "r.json: /transfers/0/dst: expected a node id in [0, 2) or its name n0..n1, other than src");
+  refused("net replay r.json",
+          "r.json: /transfers/0/dst: expected a node id in [0, 2) or its name n0..n1, other than src");
   replay({{"src", "n1"}, {"dst", "n0"}, {"bytes", 10}});
   auto r = gossipsim("net replay r.json");
   EXPECT_EQ(r.code, 0) << r.out;
@@ -423,14 +439,16 @@ TEST_F(BadInput, ProfilesNearTheClocksResolutionOrTooLargeAreRefused) {
     e["capacity_mbps"] = {{"diurnal", {{"mean", 50}, {"amplitude", 0.5}, {"period_s", period}, {"step_s", period}}}};
     with(nlohmann::json::array({e}));
     both("p.json: /network/profiles/0/capacity_mbps/diurnal/period_s: expected a number of seconds in [0.001, 1e9]");
-    nlohmann::json f = {{"all", true},
-                        {"factor", {{"diurnal", {{"mean", 1}, {"amplitude", 0.5}, {"period_s", period}, {"step_s", 1}}}}}};
+    nlohmann::json f = {
+        {"all", true},
+        {"factor", {{"diurnal", {{"mean", 1}, {"amplitude", 0.5}, {"period_s", period}, {"step_s", 1}}}}}};
     with(nlohmann::json::array({f}), "compute");
     both("p.json: /compute/profiles/0/factor/diurnal/period_s: expected a number of seconds in [0.001, 1e9]");
     e["capacity_mbps"] = {{"points", {{0, 10}}}, {"period_s", period}};
     with(nlohmann::json::array({e}));
-    both("p.json: /network/profiles/0/capacity_mbps/period_s: expected 0 (no repetition) or a number of seconds in "
-         "[0.001, 1e9]");
+    both(
+        "p.json: /network/profiles/0/capacity_mbps/period_s: expected 0 (no repetition) or a number of seconds in "
+        "[0.001, 1e9]");
   }
   nlohmann::json e = access;
   e["capacity_mbps"] = {{"diurnal", {{"mean", 50}, {"amplitude", 0.5}, {"period_s", 10}, {"step_s", 1e-9}}}};
@@ -448,8 +466,9 @@ TEST_F(BadInput, ProfilesNearTheClocksResolutionOrTooLargeAreRefused) {
     many.push_back(x);
   }
   with(many);
-  both("p.json: /network/profiles/12/capacity_mbps: expected at most 10000000 profile points in all "
-       "(/limits/profile_points); this profile's 800000 bring the total to 10400000");
+  both(
+      "p.json: /network/profiles/12/capacity_mbps: expected at most 10000000 profile points in all "
+      "(/limits/profile_points); this profile's 800000 bring the total to 10400000");
   // Few points, many periods: the changes over the run, estimated.
   e["capacity_mbps"] = {{"points", {{0, 10}, {0.0005, 20}}}, {"period_s", 0.001}};
   nlohmann::json j = scenario();
@@ -457,8 +476,9 @@ TEST_F(BadInput, ProfilesNearTheClocksResolutionOrTooLargeAreRefused) {
   j["stop"]["virtual_s"] = 1e6;
   j["eval"]["every_s"] = 10;
   write("p.json", j);
-  both("p.json: /network: expected profiles that make at most 1e+08 changes over the run (/limits/wan_changes); "
-       "these make about 4e+09 over 1e+06 virtual s");
+  both(
+      "p.json: /network: expected profiles that make at most 1e+08 changes over the run (/limits/wan_changes); "
+      "these make about 4e+09 over 1e+06 virtual s");
   j["limits"] = {{"wan_changes", 1e10}};
   write("p.json", j);
   EXPECT_EQ(gossipsim("validate p.json --kernels none").code, 0);
@@ -485,8 +505,11 @@ TEST_F(BadInput, ProfilesNearTheClocksResolutionOrTooLargeAreRefused) {
 TEST_F(BadInput, CrossTrafficIsBoundedByWhatItsGapsActuallyGive) {
   auto with = [&](const nlohmann::json& gaps, double until) {
     nlohmann::json j = scenario();
-    j["network"]["cross_traffic"] = {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 0.01},
-                                      {"interarrival_s", gaps}, {"until_s", until}}};
+    j["network"]["cross_traffic"] = {{{"from", {{"all", true}}},
+                                      {"to", {{"all", true}}},
+                                      {"size_mb", 0.01},
+                                      {"interarrival_s", gaps},
+                                      {"until_s", until}}};
     write("c.json", j);
   };
   with({{"dist", "empirical"}, {"values", {1e-6, 1e9}}, {"weights", {1e9, 1}}}, 60);
@@ -497,7 +520,8 @@ TEST_F(BadInput, CrossTrafficIsBoundedByWhatItsGapsActuallyGive) {
   with({{"dist", "pareto"}, {"scale", 1e-6}, {"shape", 0.99}}, 1000);
   refused("validate c.json --kernels none", "/network/cross_traffic/0/interarrival_s: expected gaps giving at most");
   with({{"dist", "pareto"}, {"scale", 1e-7}, {"shape", 0.99}}, 1000);
-  refused("validate c.json --kernels none", "/network/cross_traffic/0/interarrival_s/scale: expected a number >= 1e-06");
+  refused("validate c.json --kernels none",
+          "/network/cross_traffic/0/interarrival_s/scale: expected a number >= 1e-06");
   with({{"dist", "exponential"}, {"mean", 0.5}}, 2);
   EXPECT_EQ(gossipsim("run c.json --kernels none --quiet --out r").code, 0);
 }
@@ -528,11 +552,14 @@ TEST_F(BadInput, CsvTracesAreReadStrictlyAndNameTheirLine) {
            {"time_s,mbps\n", "expected at least one time_s,value row"}}) {
     write("t.csv", text);
     refused("validate s.json --kernels none", trace + ": " + expected);
-    refused("validate s.json --kernels none", "(in the CSV file that s.json: /network/profiles/0/capacity_mbps/csv names)");
+    refused("validate s.json --kernels none",
+            "(in the CSV file that s.json: /network/profiles/0/capacity_mbps/csv names)");
   }
   // A byte order mark before a row without a header: the row is read, not
   // taken for a header.
-  write("t.csv", "\xEF\xBB\xBF" "0,7\n1,9\n");
+  write("t.csv",
+        "\xEF\xBB\xBF"
+        "0,7\n1,9\n");
   ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r").code, 0);
   std::ifstream events(path("r/gossip/events.csv"));
   const std::string rows((std::istreambuf_iterator<char>(events)), std::istreambuf_iterator<char>());
@@ -549,8 +576,8 @@ TEST_F(BadInput, SelectorsAndDrawsSayWhatIsWrong) {
   j["churn"] = {{{"all", true}, {"cycle", {{"up_s", 0.0001}, {"down_s", 1}, {"until_s", 2}}}}};
   write("c.json", j);
   refused("validate c.json --kernels none", "c.json: /churn/0/cycle/up_s: expected a number >= 0.001");
-  j["churn"] = {{{"all", true}, {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 0.0005}}}, {"down_s", 1},
-                                          {"until_s", 2}}}}};
+  j["churn"] = {{{"all", true},
+                 {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 0.0005}}}, {"down_s", 1}, {"until_s", 2}}}}};
   write("c.json", j);
   refused("validate c.json --kernels none", "c.json: /churn/0/cycle/up_s/mean: expected a number >= 0.001");
   j = scenario();
@@ -565,8 +592,9 @@ TEST_F(BadInput, SelectorsAndDrawsSayWhatIsWrong) {
   j = scenario();
   j["topology"] = {{"generator", "random-regular"}, {"nodes", 6}, {"degree", 1}};
   write("c.json", j);
-  refused("validate c.json --kernels none",
-          "c.json: /topology/degree: expected a degree >= 2 (a 1-regular graph is pairs: never connected beyond 2 nodes)");
+  refused(
+      "validate c.json --kernels none",
+      "c.json: /topology/degree: expected a degree >= 2 (a 1-regular graph is pairs: never connected beyond 2 nodes)");
 }
 
 // A second run (or sweep) into a folder another process is writing is
@@ -634,9 +662,9 @@ TEST_F(BadInput, WriteErrorsAreOneLineAndLeaveNothingHalfWritten) {
   write("s.json", scenario());
   auto limited = [&](const std::string& args) {
     Result r;
-    r.code = test::run_shell("cd " + dir_.string() + " && ulimit -f 8 && trap '' XFSZ && timeout 60 " +
-                                 GOSSIPSIM_BINARY + " " + args,
-                             &r.out);
+    r.code = test::run_shell(
+        "cd " + dir_.string() + " && ulimit -f 8 && trap '' XFSZ && timeout 60 " + GOSSIPSIM_BINARY + " " + args,
+        &r.out);
     return r;
   };
   auto expect_one_line = [](const Result& r, const std::string& expected) {
@@ -650,9 +678,8 @@ TEST_F(BadInput, WriteErrorsAreOneLineAndLeaveNothingHalfWritten) {
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind("big", 0), std::string::npos) << "left behind: " << e.path();
 
-  const bool can_mount =
-      test::run_shell("unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs " + dir_.string() + " && umount " +
-                      dir_.string() + "'") == 0;
+  const bool can_mount = test::run_shell("unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs " + dir_.string() +
+                                         " && umount " + dir_.string() + "'") == 0;
   if (!can_mount) GTEST_SKIP() << "no mount namespace here (needs root): the tmpfs cases are skipped";
   fs::create_directories(path("disk"));
   auto on_tmpfs = [&](const std::string& options, const std::string& args) {

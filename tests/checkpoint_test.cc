@@ -4,6 +4,8 @@
 // changes nothing. The learner here keeps one number per node, so that a
 // model in flight that was not restored, or restored into the wrong
 // transfer, changes the evaluations.
+#include "sim/checkpoint.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include "analysis/summary.h"
 #include "analysis/writers.h"
 #include "sim/base/binary_io.h"
-#include "sim/checkpoint.h"
 #include "sim/runner.h"
 #include "test_util.h"
 #include "toy_learner.h"
@@ -125,11 +126,12 @@ INSTANTIATE_TEST_SUITE_P(Methods, EveryMethodResumes,
                                            R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
                                            R"("adpsgd")", R"("sgp")", R"("osgp")", R"("allreduce")", R"("single")"));
 // Churn and cross-traffic replay too: their events are part of the run.
-INSTANTIATE_TEST_SUITE_P(Churn, EveryMethodResumes,
-                         ::testing::Values(R"(churn:"gossip")", R"(churn:"gossip-overlap")",
-                                           R"(churn:{"name":"gossip-scheduled","info":"gossiped","exchange":"push-pull"})",
-                                           R"(churn:"dpsgd")", R"(churn:"adpsgd")", R"(churn:"sgp")", R"(churn:"osgp")",
-                                           R"(churn:"allreduce")"));
+INSTANTIATE_TEST_SUITE_P(
+    Churn, EveryMethodResumes,
+    ::testing::Values(R"(churn:"gossip")", R"(churn:"gossip-overlap")",
+                      R"(churn:{"name":"gossip-scheduled","info":"gossiped","exchange":"push-pull"})",
+                      R"(churn:"dpsgd")", R"(churn:"adpsgd")", R"(churn:"sgp")", R"(churn:"osgp")",
+                      R"(churn:"allreduce")"));
 // Regions (comm_regions.csv, consensus_regions.csv with its split) and churn.
 INSTANTIATE_TEST_SUITE_P(Geo, EveryMethodResumes,
                          ::testing::Values(R"(geo:"gossip")", R"(geo:"gossip-scheduled")", R"(geo:"dpsgd")",

@@ -11,14 +11,14 @@
 
 #include "analysis/summary.h"
 #include "analysis/writers.h"
+#include "method_invariants.h"
+#include "sim/methods/registry.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
 #include "sim/runner.h"
 #include "sim/simulator.h"
 #include "sim/wan_dynamics.h"
 #include "sim/wan_reader.h"
-#include "method_invariants.h"
-#include "sim/methods/registry.h"
 #include "test_util.h"
 
 namespace gossipsim {
@@ -78,7 +78,8 @@ TEST(Churn, ACrashedSendersTransferIsNeverMergedAndADownNodeNeverComputes) {
   EXPECT_EQ(r.recorder.nodes[1].iterations, 29);
   EXPECT_EQ(r.recorder.nodes[0].down, seconds(1.55));
   for (const auto& e : r.recorder.trace)
-    if (e.node == 0 && e.name == "compute") EXPECT_TRUE(e.ts + e.dur <= seconds(0.45) || e.ts >= seconds(2)) << e.ts.seconds();
+    if (e.node == 0 && e.name == "compute")
+      EXPECT_TRUE(e.ts + e.dur <= seconds(0.45) || e.ts >= seconds(2)) << e.ts.seconds();
 }
 
 TEST(Churn, AGracefulLeaveDeliversWhatItSentAndCutsWhatItWasSent) {
@@ -116,10 +117,15 @@ TEST(Churn, EveryMethodKeepsDownNodesSilent) {
 TEST(Churn, TheSameSeedGivesIdenticalFiles) {
   nlohmann::json j = scenario("ring", 8, "gossip-scheduled", 30);
   j["churn"] = {{{"fraction", 0.25},
-                 {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 5}}}, {"down_s", {{"dist", "exponential"}, {"mean", 3}}},
-                            {"until_s", 30}}}}};
-  j["network"]["cross_traffic"] = {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 0.5},
-                                    {"interarrival_s", {{"dist", "exponential"}, {"mean", 0.5}}}, {"until_s", 30}}};
+                 {"cycle",
+                  {{"up_s", {{"dist", "exponential"}, {"mean", 5}}},
+                   {"down_s", {{"dist", "exponential"}, {"mean", 3}}},
+                   {"until_s", 30}}}}};
+  j["network"]["cross_traffic"] = {{{"from", {{"all", true}}},
+                                    {"to", {{"all", true}}},
+                                    {"size_mb", 0.5},
+                                    {"interarrival_s", {{"dist", "exponential"}, {"mean", 0.5}}},
+                                    {"until_s", 30}}};
   auto files = [&](const std::string& tag) {
     fs::path dir = fs::temp_directory_path() / ("gossipsim-churn-" + tag + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -190,8 +196,8 @@ TEST(Churn, NodesThatStartDownJoinLater) {
 TEST(Churn, EveryoneDownIsAQuietRunNotACrash) {
   // Every node crashes at 1 s and only node 0 comes back, at 3 s, with no
   // peer to talk to: each method waits (allreduce trains a ring of one).
-  for (const char* method : {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "adpsgd", "sgp", "osgp",
-                             "allreduce"}) {
+  for (const char* method :
+       {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "adpsgd", "sgp", "osgp", "allreduce"}) {
     nlohmann::json j = scenario("ring", 4, method, 5);
     j["churn"] = {{{"all", true}, {"events", {{1, "crash"}}}},
                   {{"nodes", {0}}, {"events", {{3, "join"}}}, {"model", "stale"}}};
@@ -225,9 +231,10 @@ struct TwoNodes {
 
 TEST(Wan, ALatencyChangeReachesTheFlowsThatStartAfterIt) {
   TwoNodes two;
-  auto p = parse_profiles(JsonReader(nlohmann::json::parse(R"([{"link": ["a", "b"], "latency_ms": {"points": [[0.5, 200]]}}])"),
-                                     "test.json", "/network/profiles"),
-                          two.t, Streams(1));
+  auto p = parse_profiles(
+      JsonReader(nlohmann::json::parse(R"([{"link": ["a", "b"], "latency_ms": {"points": [[0.5, 200]]}}])"),
+                 "test.json", "/network/profiles"),
+      two.t, Streams(1));
   Simulator sim;
   Network net(sim, two.t);
   Recorder recorder;
@@ -235,10 +242,11 @@ TEST(Wan, ALatencyChangeReachesTheFlowsThatStartAfterIt) {
   wan.start();
   FlowRecord first, second;
   net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { first = f; });
-  sim.schedule_at(seconds(2), [&] { net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { second = f; }); });
+  sim.schedule_at(seconds(2),
+                  [&] { net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { second = f; }); });
   sim.run();
-  EXPECT_EQ(first.finish, seconds(1.01));   // its 10 ms were spent before the change
-  EXPECT_EQ(second.finish, seconds(3.2));   // 2 + 0.2 + 1
+  EXPECT_EQ(first.finish, seconds(1.01));  // its 10 ms were spent before the change
+  EXPECT_EQ(second.finish, seconds(3.2));  // 2 + 0.2 + 1
   ASSERT_EQ(recorder.network_events.size(), 1u);
   EXPECT_EQ(recorder.network_events[0].kind, "latency");
 }
@@ -322,8 +330,7 @@ TEST(Churn, BadInputNamesItsPath) {
     return std::string("accepted");
   };
   auto has = [](const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos ? ::testing::AssertionSuccess()
-                                                : ::testing::AssertionFailure() << text;
+    return text.find(part) != std::string::npos ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << text;
   };
   EXPECT_TRUE(has(error("/churn", {{{"nodes", {1}}, {"events", {{-1, "crash"}}}}}),
                   "test.json: /churn/0/events/0/0: expected a time in [0, 1e9] s"));
@@ -334,8 +341,9 @@ TEST(Churn, BadInputNamesItsPath) {
                                    {{"range", {0, 1}}, {"events", {{3, "crash"}}}}}),
                   "/churn/1/events/0: expected node 1's events to alternate down and join: a down event at 3 s "
                   "while it is down"));
-  EXPECT_TRUE(has(error("/churn", {{{"nodes", {1}}, {"events", {{1, "crash"}}}}, {{"all", true}, {"events", {{1, "leave"}}}}}),
-                  "expected node 1's events at distinct times"));
+  EXPECT_TRUE(
+      has(error("/churn", {{{"nodes", {1}}, {"events", {{1, "crash"}}}}, {{"all", true}, {"events", {{1, "leave"}}}}}),
+          "expected node 1's events at distinct times"));
   EXPECT_TRUE(has(error("/churn", {{{"nodes", {1}}}}), "/churn/0: expected exactly one of events, cycle"));
   EXPECT_TRUE(has(error("/churn", {{{"events", {{1, "crash"}}}}}), "/churn/0: expected exactly one of nodes, range"));
   EXPECT_TRUE(has(error("/churn", {{{"fraction", 0}, {"events", {{1, "crash"}}}}}),
@@ -346,18 +354,31 @@ TEST(Churn, BadInputNamesItsPath) {
                   "/churn/0/cycle/until_s: expected a number of seconds in (0, 1e9]"));
   EXPECT_TRUE(has(error("/churn", {{{"all", true}, {"cycle", {{"up_s", 0}, {"down_s", 1}, {"until_s", 5}}}}}),
                   "/churn/0/cycle/up_s"));
-  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"nodes", {0}}}}, {"to", {{"nodes", {0}}}},
-                                                    {"size_mb", 1}, {"interarrival_s", 1}, {"until_s", 5}}}),
+  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"nodes", {0}}}},
+                                                    {"to", {{"nodes", {0}}}},
+                                                    {"size_mb", 1},
+                                                    {"interarrival_s", 1},
+                                                    {"until_s", 5}}}),
                   "/network/cross_traffic/0/to: expected nodes other than the one sender"));
-  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"nodes", {0}}}}, {"to", {{"all", true}}},
-                                                    {"size_mb", 1}, {"interarrival_s", 1}, {"until_s", 0}}}),
+  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"nodes", {0}}}},
+                                                    {"to", {{"all", true}}},
+                                                    {"size_mb", 1},
+                                                    {"interarrival_s", 1},
+                                                    {"until_s", 0}}}),
                   "/network/cross_traffic/0/until_s: expected a number of seconds after start_s"));
-  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"planet", 3}}}, {"to", {{"all", true}}},
-                                                    {"size_mb", 1}, {"interarrival_s", 1}, {"until_s", 5}}}),
+  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"planet", 3}}},
+                                                    {"to", {{"all", true}}},
+                                                    {"size_mb", 1},
+                                                    {"interarrival_s", 1},
+                                                    {"until_s", 5}}}),
                   "/network/cross_traffic/0/from: expected exactly one of nodes"));
-  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}},
-                                                    {"size_mb", 1}, {"interarrival_s", 1e-6}, {"until_s", 1e9}}}),
-                  "/network/cross_traffic/0/interarrival_s: expected gaps giving at most 10000000 flows over [start_s, until_s]; these give about 1e+15"));
+  EXPECT_TRUE(has(error("/network/cross_traffic", {{{"from", {{"all", true}}},
+                                                    {"to", {{"all", true}}},
+                                                    {"size_mb", 1},
+                                                    {"interarrival_s", 1e-6},
+                                                    {"until_s", 1e9}}}),
+                  "/network/cross_traffic/0/interarrival_s: expected gaps giving at most 10000000 flows over [start_s, "
+                  "until_s]; these give about 1e+15"));
   EXPECT_TRUE(has(error("/churn", {{{"all", true}, {"cycle", {{"up_s", 0.001}, {"down_s", 0.001}, {"until_s", 1e9}}}}}),
                   "/churn/0/cycle: expected at most 1000000 churn events in all"));
   EXPECT_TRUE(has(error("/compute/profiles", {{{"nodes", {0}}, {"factor", {{"points", {{1, 0}}}}}}}),

@@ -98,8 +98,9 @@ TEST(NetReplay, TheTcpModelFollowsLv08ByHand) {
   std::ofstream(topo) << kDumbbell;
   nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
                       {"network", {{"model", "tcp"}}},
-                      {"transfers", {{{"src", 0}, {"dst", 1}, {"bytes", 1000000}, {"start_s", 0}},
-                                     {{"src", 0}, {"dst", 1}, {"control", true}, {"start_s", 30}}}}};
+                      {"transfers",
+                       {{{"src", 0}, {"dst", 1}, {"bytes", 1000000}, {"start_s", 0}},
+                        {{"src", 0}, {"dst", 1}, {"control", true}, {"start_s", 30}}}}};
   std::ofstream(replay) << r.dump();
   Result res = gossipsim("net replay " + replay.string() + " --out " + out.string());
   ASSERT_EQ(res.code, 0) << res.out;
@@ -112,7 +113,8 @@ TEST(NetReplay, TheTcpModelFollowsLv08ByHand) {
   std::ofstream(replay) << r.dump();
   res = gossipsim("net replay " + replay.string() + " --out " + out.string() + "-2");
   EXPECT_EQ(res.code, 2);
-  EXPECT_NE(res.out.find("/network/tcp: expected these options with \"model\": \"tcp\" only"), std::string::npos) << res.out;
+  EXPECT_NE(res.out.find("/network/tcp: expected these options with \"model\": \"tcp\" only"), std::string::npos)
+      << res.out;
   fs::remove_all(topo.parent_path());
 }
 
@@ -125,11 +127,13 @@ TEST(NetReplay, Ns3ReplaysAFlowNoFasterThanPhysicsAllows) {
   const fs::path ns3 = fs::path(GOSSIPSIM_BINARY).parent_path() / "bench" / "ns3_replay";
   if (!fs::exists(ns3)) GTEST_SKIP() << "ns-3 is not installed (libns3-dev): bench/ns3_replay was not built";
   fs::path topo = temp("pair.json"), replay = temp("replay.json");
-  std::ofstream(topo) << R"({"nodes":[{"name":"a","up_mbps":100,"down_mbps":100},{"name":"b","up_mbps":100,"down_mbps":100}],
+  std::ofstream(topo)
+      << R"({"nodes":[{"name":"a","up_mbps":100,"down_mbps":100},{"name":"b","up_mbps":100,"down_mbps":100}],
     "links":[{"a":"a","b":"b","bandwidth_mbps":100,"latency_ms":0.5}]})";
   nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
-                      {"transfers", {{{"src", 0}, {"dst", 1}, {"bytes", 10000000}, {"start_s", 1}},
-                                     {{"src", 1}, {"dst", 0}, {"bytes", 0}, {"start_s", 2}}}}};
+                      {"transfers",
+                       {{{"src", 0}, {"dst", 1}, {"bytes", 10000000}, {"start_s", 1}},
+                        {{"src", 1}, {"dst", 0}, {"bytes", 0}, {"start_s", 2}}}}};
   std::ofstream(replay) << r.dump();
   std::string out;
   ASSERT_EQ(test::run_shell(ns3.string() + " " + replay.string(), &out), 0) << out;
@@ -175,9 +179,10 @@ TEST(Cli, MissingDatasetFailsWithoutLeavingAResultFolder) {
 TEST(Cli, NewMethodsRunOnTheQuickstartAndTheTeachingScenarios) {
   for (const char* scenario : {"quickstart.json", "teaching/synthetic-4.json", "teaching/hotspot.json"}) {
     fs::path out = temp("new-methods");
-    Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/" + scenario +
-                         " --kernels none --quiet --set '/methods=[\"gosgd\", \"dpsgd\", \"adpsgd\", \"sgp\", \"osgp\"]' --out " + out.string() +
-                         " --set /stop/virtual_s=10");
+    Result r = gossipsim(
+        "run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/" + scenario +
+        " --kernels none --quiet --set '/methods=[\"gosgd\", \"dpsgd\", \"adpsgd\", \"sgp\", \"osgp\"]' --out " +
+        out.string() + " --set /stop/virtual_s=10");
     ASSERT_EQ(r.code, 0) << scenario << ": " << r.out;
     for (const char* m : {"gosgd", "dpsgd", "adpsgd", "sgp", "osgp"}) {
       std::ifstream in(out / m / "summary.json");
@@ -190,8 +195,9 @@ TEST(Cli, NewMethodsRunOnTheQuickstartAndTheTeachingScenarios) {
 
 TEST(Cli, TimelineOnlyRunWritesEveryOutput) {
   fs::path out = temp("timeline");
-  Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json --kernels none --trace --quiet --out " +
-                       out.string() + " --set /stop/virtual_s=5");
+  Result r = gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) +
+                       "/scenarios/teaching/synthetic-4.json --kernels none --trace --quiet --out " + out.string() +
+                       " --set /stop/virtual_s=5");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* m : {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce", "single"})
     for (const char* f : {"metrics.csv", "transfers.csv", "nodes.csv", "summary.json", "trace.json"})

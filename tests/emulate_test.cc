@@ -17,12 +17,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <tuple>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "emulate/netns.h"
 #include "emulate/probe.h"
@@ -55,9 +54,9 @@ sockaddr_in at(NodeId n, uint16_t port) {
   return a;
 }
 
-#define SKIP_IF_LATE(wan)                                                                                          \
-  if (!(wan).lag().valid)                                                                                          \
-  GTEST_SKIP() << "the forwarder fell behind (" << (wan).lag().late << " of " << (wan).lag().events               \
+#define SKIP_IF_LATE(wan)                                                                           \
+  if (!(wan).lag().valid)                                                                           \
+  GTEST_SKIP() << "the forwarder fell behind (" << (wan).lag().late << " of " << (wan).lag().events \
                << " events late, p99 " << (wan).lag().p99_us << " us): timing not checked on this machine now"
 
 // At low load an ICMP echo (84 bytes: 6.7 us on each of the 3 resources
@@ -178,7 +177,8 @@ TEST(Emulator, NetEmulateSaysWhichTransfersDidNotFinish) {
   std::ofstream(dir / "pair.json") << test::two_nodes(1, 1, 1, 5);
   std::string out;
   const int rc = test::run_shell(
-      "cd " + dir.string() + " && " + GOSSIPSIM_BINARY + " net emulate slow.json --time-limit 0.5 --out slow.csv", &out);
+      "cd " + dir.string() + " && " + GOSSIPSIM_BINARY + " net emulate slow.json --time-limit 0.5 --out slow.csv",
+      &out);
   // 3: the forwarder fell behind on this machine now (a loaded or sanitized
   // build); the result is written all the same, marked invalid.
   EXPECT_TRUE(rc == 0 || rc == 3) << rc << "\n" << out;
@@ -198,9 +198,11 @@ TEST(Emulator, NetEmulateRaisesTheOpenFileLimitAndSaysWhenEvenThatIsShort) {
   const fs::path dir = fs::temp_directory_path() / ("gossipsim-emu-files-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   nlohmann::json transfers = nlohmann::json::array();
-  for (int i = 0; i < 600; ++i) transfers.push_back({{"src", i % 2}, {"dst", 1 - i % 2}, {"bytes", 20000}, {"start_s", 0}});
-  std::ofstream(dir / "many.json") << nlohmann::json{{"topology", {{"generator", "file"}, {"path", "pair.json"}}},
-                                                      {"transfers", transfers}}.dump();
+  for (int i = 0; i < 600; ++i)
+    transfers.push_back({{"src", i % 2}, {"dst", 1 - i % 2}, {"bytes", 20000}, {"start_s", 0}});
+  std::ofstream(dir / "many.json") << nlohmann::json{
+      {"topology", {{"generator", "file"}, {"path", "pair.json"}}},
+      {"transfers", transfers}}.dump();
   std::ofstream(dir / "pair.json") << test::two_nodes(50, 50, 50, 5);
   const std::string cd = "cd " + dir.string() + " && ";
   std::string out;
@@ -236,9 +238,11 @@ TEST(Emulator, NetEmulateRefusesWhatItCannotRunInOneLine) {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   };
   const int before = namespaces();
-  one_line("unknown.json", "unknown.json: /transfers/0/dst: expected a node id in [0, 2) or its name n0..n1, other than src");
-  one_line("fast.json", "fast.json: /transfers/0: expected a route the emulator keeps time on: a bottleneck of at "
-                        "most 200 Mbit/s (--max-rate-mbps); this one's is 10000 Mbit/s");
+  one_line("unknown.json",
+           "unknown.json: /transfers/0/dst: expected a node id in [0, 2) or its name n0..n1, other than src");
+  one_line("fast.json",
+           "fast.json: /transfers/0: expected a route the emulator keeps time on: a bottleneck of at "
+           "most 200 Mbit/s (--max-rate-mbps); this one's is 10000 Mbit/s");
   one_line("fast.json --max-rate-mbps 0", "--max-rate-mbps: expected a number of Mbit/s in (0, 1e5]");
   one_line("fast.json --queue-packets 0", "--queue-packets: expected an integer in [1, 1000000]");
   // Without root (any user here, as root too via setpriv): the machine cannot run it.
@@ -247,8 +251,7 @@ TEST(Emulator, NetEmulateRefusesWhatItCannotRunInOneLine) {
                                      bin + " net emulate fast.json --max-rate-mbps 20000",
                                  &out);
   EXPECT_EQ(rc, 2) << out;
-  EXPECT_NE(out.find("net emulate: expected a machine that can run it: the emulated WAN needs root"),
-            std::string::npos)
+  EXPECT_NE(out.find("net emulate: expected a machine that can run it: the emulated WAN needs root"), std::string::npos)
       << out;
   EXPECT_EQ(namespaces(), before);
   fs::remove_all(dir);
@@ -280,8 +283,9 @@ struct RealRunDir {
 nlohmann::json real_pair(double latency_ms, const std::string& method, double stop_s) {
   return {{"name", "real-pair"},
           {"topology", {{"generator", "complete"}, {"nodes", 2}}},
-          {"network", {{"access", {{"up_mbps", 100}, {"down_mbps", 100}}},
-                       {"links", {{"bandwidth_mbps", 100}, {"latency_ms", latency_ms}}}}},
+          {"network",
+           {{"access", {{"up_mbps", 100}, {"down_mbps", 100}}},
+            {"links", {{"bandwidth_mbps", 100}, {"latency_ms", latency_ms}}}}},
           {"compute", {{"iteration_ms", 50}}},
           {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}, {"model_bytes", 1000}}},
           {"methods", {method}},
@@ -362,8 +366,8 @@ TEST(Emulator, ARealTransferTakesItsRoundTripsAndIterationsKeepTheirTime) {
 TEST(Emulator, EveryMethodRunsForRealAndPlotComparesItWithTheSimulation) {
   SKIP_UNLESS_EMULATOR();
   RealRunDir d("methods");
-  const std::vector<std::string> methods = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd",
-                                            "adpsgd", "sgp", "osgp", "allreduce", "single"};
+  const std::vector<std::string> methods = {"gossip", "gossip-overlap", "gossip-scheduled", "gosgd", "dpsgd", "adpsgd",
+                                            "sgp",    "osgp",           "allreduce",        "single"};
   nlohmann::json sc = real_pair(20, "gossip", 1.5);
   sc["topology"]["nodes"] = 3;
   sc["methods"] = methods;
@@ -383,7 +387,8 @@ TEST(Emulator, EveryMethodRunsForRealAndPlotComparesItWithTheSimulation) {
     EXPECT_NEAR(m["virtual_s"].get<double>(), 1.5, 1e-9) << label;
     if (label != "single") EXPECT_GT(m["transfers"].get<int>(), 0) << label;
   }
-  const int plot = test::run_shell("cd " + d.dir.string() + " && " + GOSSIPSIM_BINARY + " plot sim real --out cmp", &out);
+  const int plot =
+      test::run_shell("cd " + d.dir.string() + " && " + GOSSIPSIM_BINARY + " plot sim real --out cmp", &out);
   if (rc == 3) {
     EXPECT_EQ(plot, 2) << out;
     EXPECT_NE(out.find("is marked invalid"), std::string::npos) << out;
@@ -427,7 +432,8 @@ TEST(Emulator, ARealRunLeavesNothingBehindAfterSigintOrSigkill) {
   for (const int sig : {SIGINT, SIGKILL}) {
     const std::string out = sig == SIGINT ? "int" : "kill";
     test::run_shell("cd " + d.dir.string() + " && { " + GOSSIPSIM_BINARY +
-                    " run s.json --real --kernels none --quiet --out " + out + " > " + out + ".log 2>&1 & echo $! > pid; }");
+                    " run s.json --real --kernels none --quiet --out " + out + " > " + out +
+                    ".log 2>&1 & echo $! > pid; }");
     int pid = 0;
     std::ifstream(d.dir / "pid") >> pid;
     ASSERT_GT(pid, 0);
@@ -474,20 +480,23 @@ TEST(Emulator, RunRealRefusesWhatItCannotRunInOneLine) {
   nlohmann::json fast = base;
   fast["network"]["access"] = {{"up_mbps", 1000}, {"down_mbps", 1000}};
   fast["network"]["links"]["bandwidth_mbps"] = 1000;
-  one_line(fast, "", "s.json: /network/real/dilation: expected a dilation that brings every route to at most 200 "
-                     "Mbit/s, where the emulator keeps time on this machine: the route n0 to n1 has a bottleneck of "
-                     "1000 Mbit/s, so at least 5");
+  one_line(fast, "",
+           "s.json: /network/real/dilation: expected a dilation that brings every route to at most 200 "
+           "Mbit/s, where the emulator keeps time on this machine: the route n0 to n1 has a bottleneck of "
+           "1000 Mbit/s, so at least 5");
   nlohmann::json vegas = base;
   vegas["network"]["real"] = {{"congestion", "vegas9"}};
   one_line(vegas, "", "s.json: /network/real/congestion: expected \"default\" or a congestion control this kernel has");
   one_line(base, "--checkpoint-every 1", "--checkpoint-every: expected no checkpoints with --real");
   std::string out;
   EXPECT_EQ(d.run(base, "run --real --resume r", &out), 2) << out;
-  EXPECT_NE(out.find("--resume: expected a simulated run: a real run (--real) is not resumed"), std::string::npos) << out;
+  EXPECT_NE(out.find("--resume: expected a simulated run: a real run (--real) is not resumed"), std::string::npos)
+      << out;
   // Without root: the machine cannot run it.
   std::ofstream(d.dir / "s.json") << base.dump(2);
   const int rc = test::run_shell("cd " + d.dir.string() + " && setpriv --reuid=65534 --regid=65534 --clear-groups " +
-                                     GOSSIPSIM_BINARY + " run s.json --real --kernels none --quiet --out /tmp/gossipsim-real-nobody",
+                                     GOSSIPSIM_BINARY +
+                                     " run s.json --real --kernels none --quiet --out /tmp/gossipsim-real-nobody",
                                  &out);
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("run --real: expected a machine that can run it: the emulated WAN needs root"), std::string::npos)

@@ -25,8 +25,8 @@ TEST(EvaluationCost, IsCountedInForwardPassesAsByHand) {
   EXPECT_EQ(evaluation_cost_warning(sc, 1000), "");  // under half: nothing said
   // Every 0.1 s on 10,000 samples: 201 x 21 x 10,000 = 42,210,000 against
   // 1,088,000: 97.5%, said with the options that lower it.
-  const Scenario dense = load_scenario(std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json",
-                                       {"/eval/every_s=0.1"});
+  const Scenario dense =
+      load_scenario(std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json", {"/eval/every_s=0.1"});
   EXPECT_NEAR(estimate_evaluation_cost(dense, 10000).share, 42210000.0 / (42210000.0 + 1088000.0), 1e-9);
   EXPECT_EQ(evaluation_cost_warning(dense, 10000),
             "evaluations will take about 97% of this run's kernel work (21 models of 5 methods evaluated on 10000 "

@@ -36,18 +36,12 @@ TEST(FuzzRegressions, ScenarioInputsAreRefusedOrAccepted) {
 TEST(FuzzRegressions, TopologyInputsAreRefusedOrAccepted) {
   EXPECT_GT(replay_folder("topology", fuzz::topology_entry), 0);
 }
-TEST(FuzzRegressions, ReplayInputsAreRefusedOrAccepted) {
-  EXPECT_GT(replay_folder("replay", fuzz::replay_entry), 0);
-}
+TEST(FuzzRegressions, ReplayInputsAreRefusedOrAccepted) { EXPECT_GT(replay_folder("replay", fuzz::replay_entry), 0); }
 TEST(FuzzRegressions, ProfileInputsAreRefusedOrAcceptedAndPlayed) {
   EXPECT_GT(replay_folder("profile", fuzz::profile_entry), 0);
 }
-TEST(FuzzRegressions, ChurnInputsAreRefusedOrAccepted) {
-  EXPECT_GT(replay_folder("churn", fuzz::churn_entry), 0);
-}
-TEST(FuzzRegressions, SweepInputsAreRefusedOrAccepted) {
-  EXPECT_GT(replay_folder("sweep", fuzz::sweep_entry), 0);
-}
+TEST(FuzzRegressions, ChurnInputsAreRefusedOrAccepted) { EXPECT_GT(replay_folder("churn", fuzz::churn_entry), 0); }
+TEST(FuzzRegressions, SweepInputsAreRefusedOrAccepted) { EXPECT_GT(replay_folder("sweep", fuzz::sweep_entry), 0); }
 
 }  // namespace
 }  // namespace gossipsim

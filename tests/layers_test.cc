@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -66,8 +65,8 @@ Scan scan(const fs::path& root) {
         if (!may.count(to)) continue;  // not one of ours
         ++result.includes;
         if (to != layer && std::find(allowed.begin(), allowed.end(), to) == allowed.end())
-          result.violations.push_back(rel + ":" + std::to_string(line_no) + ": layer " + layer + " includes " +
-                                      target + " (layer " + to + ")");
+          result.violations.push_back(rel + ":" + std::to_string(line_no) + ": layer " + layer + " includes " + target +
+                                      " (layer " + to + ")");
       }
     }
   }

@@ -22,21 +22,29 @@ namespace gossipsim::test {
 // The entries of /methods the invariant suite runs: every registered
 // method at least once, and the options that change what a protocol does.
 inline const std::vector<std::string>& every_method_entry() {
-  static const std::vector<std::string> entries = {
-      R"("gossip")", R"("gossip-overlap")", R"("gossip-scheduled")",
-      R"({"name":"gossip-overlap","ready":"link-free","label":"olf"})",
-      R"({"name":"gossip-scheduled","ready":"link-free","label":"slf"})",
-      R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
-      R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
-      R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
-      R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
-      R"("gosgd")", R"({"name":"gosgd","push_probability":1,"label":"g1"})",
-      R"({"name":"gosgd","queue":"blocking","label":"gb"})", R"({"name":"gosgd","queue":"unbounded","label":"gu"})",
-      R"("dpsgd")", R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
-      R"("adpsgd")", R"({"name":"adpsgd","local_steps":2,"label":"a2"})",
-      R"({"name":"adpsgd","bipartition":"regions","label":"ar"})",
-      R"("sgp")", R"("osgp")", R"({"name":"osgp","tau":3,"local_steps":2,"label":"o3"})",
-      R"("allreduce")", R"("single")"};
+  static const std::vector<std::string> entries = {R"("gossip")",
+                                                   R"("gossip-overlap")",
+                                                   R"("gossip-scheduled")",
+                                                   R"({"name":"gossip-overlap","ready":"link-free","label":"olf"})",
+                                                   R"({"name":"gossip-scheduled","ready":"link-free","label":"slf"})",
+                                                   R"({"name":"gossip-scheduled","info":"gossiped","label":"g"})",
+                                                   R"({"name":"gossip-scheduled","exchange":"push-pull","label":"pp"})",
+                                                   R"({"name":"gossip-scheduled","reservation":"node","label":"n"})",
+                                                   R"({"name":"gossip","merge":"gosgd","local_steps":3,"label":"gs"})",
+                                                   R"("gosgd")",
+                                                   R"({"name":"gosgd","push_probability":1,"label":"g1"})",
+                                                   R"({"name":"gosgd","queue":"blocking","label":"gb"})",
+                                                   R"({"name":"gosgd","queue":"unbounded","label":"gu"})",
+                                                   R"("dpsgd")",
+                                                   R"({"name":"dpsgd","local_steps":3,"label":"d3"})",
+                                                   R"("adpsgd")",
+                                                   R"({"name":"adpsgd","local_steps":2,"label":"a2"})",
+                                                   R"({"name":"adpsgd","bipartition":"regions","label":"ar"})",
+                                                   R"("sgp")",
+                                                   R"("osgp")",
+                                                   R"({"name":"osgp","tau":3,"local_steps":2,"label":"o3"})",
+                                                   R"("allreduce")",
+                                                   R"("single")"};
   return entries;
 }
 
@@ -118,17 +126,19 @@ inline std::string csv_files_of(const MethodRun& r) {
 inline void expect_down_nodes_silent(const nlohmann::json& method, const std::string& how) {
   nlohmann::json j = hand_scenario("ring", 6, "gossip", 40);
   j["methods"] = {method};
-  j["churn"] = {{{"fraction", 0.5},
-                 {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 4}}}, {"down_s", 2}, {"until_s", 40},
-                            {"down", how}}},
-                 {"model", "average"}}};
+  j["churn"] = {
+      {{"fraction", 0.5},
+       {"cycle", {{"up_s", {{"dist", "exponential"}, {"mean", 4}}}, {"down_s", 2}, {"until_s", 40}, {"down", how}}},
+       {"model", "average"}}};
   MethodRun r = run_timeline(j, 200'000);
   std::vector<std::vector<std::pair<Time, Time>>> down(6);  // each node's down windows, from events.csv
   for (const auto& e : r.recorder.network_events) {
     if (e.kind != "crash" && e.kind != "leave" && e.kind != "join") continue;
     const int n = std::stoi(e.target.substr(1));
-    if (e.kind == "join") down[n].back().second = e.time;
-    else down[n].push_back({e.time, seconds(1e9)});
+    if (e.kind == "join")
+      down[n].back().second = e.time;
+    else
+      down[n].push_back({e.time, seconds(1e9)});
   }
   auto is_down = [&](NodeId n, Time t, bool inclusive_end) {
     for (auto [a, b] : down[n])

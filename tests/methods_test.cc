@@ -13,9 +13,9 @@
 
 #include "analysis/summary.h"
 #include "analysis/writers.h"
-#include "sim/runner.h"
 #include "method_invariants.h"
 #include "sim/methods/method.h"
+#include "sim/runner.h"
 #include "test_util.h"
 #include "toy_learner.h"
 
@@ -46,7 +46,9 @@ MethodRun hand_run(const nlohmann::json& j) {
 
 class EveryMethod : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(EveryMethod, NoModelIsMergedBeforeItsTransferFinished) { test::expect_merges_after_arrival(run(wan(GetParam()))); }
+TEST_P(EveryMethod, NoModelIsMergedBeforeItsTransferFinished) {
+  test::expect_merges_after_arrival(run(wan(GetParam())));
+}
 
 TEST_P(EveryMethod, BytesSentAreTransfersTimesTheirSize) {
   MethodRun r = run(wan(GetParam()));
@@ -199,8 +201,8 @@ TEST(GoSgd, WeightsSumToTheNodeCountAtAllTimes) {
   // yet merged (in flight, in an inbox, or held by the method for a later
   // round) add up to N: halving and merging only move weight (churn, which
   // loses weight by design, is left out). So for push-sum (sgp, osgp).
-  for (const char* method : {R"({"name":"gosgd","push_probability":0.5})", R"("sgp")", R"("osgp")",
-                             R"({"name":"osgp","tau":4})"})
+  for (const char* method :
+       {R"({"name":"gosgd","push_probability":0.5})", R"("sgp")", R"("osgp")", R"({"name":"osgp","tau":4})"})
     for (double stop : {0.37, 1.0, 4.2, 9.95}) {
       nlohmann::json j = wan(method);
       j["stop"]["virtual_s"] = stop;
@@ -257,8 +259,10 @@ TEST(AdPsgd, PairwiseAveragingFollowsTheHandComputation) {
   // never overlap: it serves one pair at a time.
   std::vector<std::pair<Time, Time>> replies;
   for (const auto& t : r.recorder.transfers) {
-    if (t.src == 1) replies.push_back({t.start, t.finished ? t.finish : seconds(1)});
-    else EXPECT_EQ(t.dst, 1);
+    if (t.src == 1)
+      replies.push_back({t.start, t.finished ? t.finish : seconds(1)});
+    else
+      EXPECT_EQ(t.dst, 1);
   }
   ASSERT_EQ(replies.size(), 3u);
   for (size_t k = 1; k < replies.size(); ++k) EXPECT_GE(replies[k].first, replies[k - 1].second);
@@ -353,7 +357,8 @@ TEST(GoSgd, PushesWithTheGivenProbability) {
     nlohmann::json j = wan(R"("gosgd")");
     j["methods"][0] = {{"name", "gosgd"}, {"push_probability", p}, {"queue", "unbounded"}};
     MethodRun r = run(j, 10'000, false);
-    const double n = method_summary(r)["iterations"].get<double>(), pushes = method_summary(r)["transfers_started"].get<double>();
+    const double n = method_summary(r)["iterations"].get<double>(),
+                 pushes = method_summary(r)["transfers_started"].get<double>();
     ASSERT_GT(n, 2000);
     EXPECT_NEAR(pushes / n, p, 4 * std::sqrt(p * (1 - p) / n)) << p;
   }
@@ -368,8 +373,8 @@ TEST(GoSgd, TheQueueBoundsPushesInFlightAsHandComputed) {
   // 0.1, 1.21, 2.32, 3.43 s. unbounded: a push every iteration.
   for (const auto& [queue, times] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"one", {100, 1110, 2120, 3130}}, {"blocking", {100, 1210, 2320, 3430}}}) {
-    MethodRun r =
-        hand_run(test::hand_scenario("complete", 2, {{"name", "gosgd"}, {"push_probability", 1}, {"queue", queue}}, 3.5));
+    MethodRun r = hand_run(
+        test::hand_scenario("complete", 2, {{"name", "gosgd"}, {"push_probability", 1}, {"queue", queue}}, 3.5));
     std::vector<std::tuple<NodeId, NodeId, int64_t>> expected;
     for (int64_t t : times) expected.insert(expected.end(), {{0, 1, t}, {1, 0, t}});
     auto got = starts(r);  // the two nodes' pushes at one time come in either order
@@ -396,8 +401,10 @@ TEST(GoSgd, NoNodeHasTwoPushesInFlightUnlessUnbounded) {
       std::sort(spans.begin(), spans.end());
       for (size_t k = 1; k < spans.size(); ++k) overlaps += spans[k].first < spans[k - 1].second;
     }
-    if (std::string(queue) == "unbounded") EXPECT_GT(overlaps, 10);
-    else EXPECT_EQ(overlaps, 0) << queue;
+    if (std::string(queue) == "unbounded")
+      EXPECT_GT(overlaps, 10);
+    else
+      EXPECT_EQ(overlaps, 0) << queue;
   }
 }
 
@@ -430,8 +437,10 @@ TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
       if (std::string(how) == "regions") EXPECT_NE(t.src % 2, t.dst % 2) << t.src << " " << t.dst;
     }
     ASSERT_GT(crossing + within, 20) << how;
-    if (std::string(how) == "max-cut") EXPECT_EQ(within, 0);
-    else EXPECT_GT(within, 10);
+    if (std::string(how) == "max-cut")
+      EXPECT_EQ(within, 0);
+    else
+      EXPECT_GT(within, 10);
   }
   fs::remove(file);
   nlohmann::json j = wan(R"("adpsgd")");
@@ -443,8 +452,7 @@ TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
 TEST(Gossip, ABlockedSenderNeverComputes) {
   MethodRun r = run(wan(R"("gossip")"));
   std::map<NodeId, std::vector<std::pair<Time, Time>>> sending;
-  for (const auto& t : r.recorder.transfers)
-    sending[t.src].emplace_back(t.start, t.finished ? t.finish : Time::max());
+  for (const auto& t : r.recorder.transfers) sending[t.src].emplace_back(t.start, t.finished ? t.finish : Time::max());
   int spans = 0;
   for (const auto& e : r.recorder.trace) {
     if (e.ph != 'X' || e.track != kComputeTrack) continue;
@@ -466,7 +474,8 @@ TEST(GossipScheduled, OracleNeverStartsATransferToABusyPeer) {
     for (auto* side : {&into, &out_of})
       for (auto& [node, spans] : *side) {
         std::sort(spans.begin(), spans.end());
-        for (size_t k = 1; k < spans.size(); ++k) EXPECT_GE(spans[k].first, spans[k - 1].second) << m << " node " << node;
+        for (size_t k = 1; k < spans.size(); ++k)
+          EXPECT_GE(spans[k].first, spans[k - 1].second) << m << " node " << node;
       }
   }
 }
@@ -519,10 +528,10 @@ TEST(GossipScheduled, LinkFreePlansTheMomentItsTransferEnds) {
   std::ofstream(line) << R"({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
     "links": [{"a": "a", "b": "b", "bandwidth_mbps": 8, "latency_ms": 10},
               {"a": "b", "b": "c", "bandwidth_mbps": 8, "latency_ms": 20}]})";
-  const std::vector<std::tuple<NodeId, NodeId, int64_t>> link_free = {
-      {0, 1, 100}, {1, 0, 100}, {2, 1, 1110}, {1, 0, 1110}, {1, 0, 2120}, {0, 1, 2130}};
-  const std::vector<std::tuple<NodeId, NodeId, int64_t>> iteration_end = {
-      {0, 1, 100}, {1, 0, 100}, {2, 1, 1110}, {1, 0, 1200}, {0, 1, 2130}, {1, 0, 2300}};
+  const std::vector<std::tuple<NodeId, NodeId, int64_t>> link_free = {{0, 1, 100},  {1, 0, 100},  {2, 1, 1110},
+                                                                      {1, 0, 1110}, {1, 0, 2120}, {0, 1, 2130}};
+  const std::vector<std::tuple<NodeId, NodeId, int64_t>> iteration_end = {{0, 1, 100},  {1, 0, 100},  {2, 1, 1110},
+                                                                          {1, 0, 1200}, {0, 1, 2130}, {1, 0, 2300}};
   for (const auto& [ready, expected] :
        std::vector<std::pair<std::string, std::vector<std::tuple<NodeId, NodeId, int64_t>>>>{
            {"link-free", link_free}, {"iteration-end", iteration_end}}) {
@@ -561,7 +570,7 @@ TEST(AllReduce, StepTimeMatchesItsClosedFormOnAHomogeneousRing) {
   EXPECT_EQ(t[0].start, milliseconds(100));
   EXPECT_EQ(t[0].finish, milliseconds(1110));
   EXPECT_EQ(t[23].finish, milliseconds(6160));
-  EXPECT_EQ(t[24].start, milliseconds(6260));  // the next step's first chunk
+  EXPECT_EQ(t[24].start, milliseconds(6260));    // the next step's first chunk
   EXPECT_EQ(r.recorder.nodes[0].iterations, 5);  // steps started at 0, 6.16, ..., 24.64 s
 }
 

@@ -135,8 +135,8 @@ TEST(Mixing, GeoTopologiesGetARegionMatrix) {
   // Two regions of cloud8, two nodes each: the matrix lists all four region
   // pairs, and its counts add up to the finished transfers.
   nlohmann::json j = two_nodes("gossip-overlap", 5);
-  j["topology"] = {{"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"},
-                   {"regions", {"us-east-1", "eu-west-1"}}};
+  j["topology"] = {
+      {"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"}, {"regions", {"us-east-1", "eu-west-1"}}};
   MethodRun r = run(j);
   ASSERT_EQ(r.recorder.group_names, (std::vector<std::string>{"eu-west-1", "us-east-1"}));
   const fs::path dir = fs::temp_directory_path() / ("gossipsim-mixing-geo-" + std::to_string(::getpid()));

@@ -128,10 +128,10 @@ FlowModel slow_start_model() {
 TEST(NetworkSlowStart, OneFlowSendsItsWindowsRoundByRound) {
   const double rate = 12.5e6 * 1448.0 / 1500.0;
   const double drain = 0.3 + 87'760 / rate;
-  for (auto [connections, expected_s] : std::vector<std::pair<FlowModel::Connections, double>>{
-           {FlowModel::Connections::kFresh, 0.075 + drain},
-           {FlowModel::Connections::kPersistent, 0.025 + drain},
-           {FlowModel::Connections::kWarm, 0.025 + 1e6 / rate}}) {
+  for (auto [connections, expected_s] :
+       std::vector<std::pair<FlowModel::Connections, double>>{{FlowModel::Connections::kFresh, 0.075 + drain},
+                                                              {FlowModel::Connections::kPersistent, 0.025 + drain},
+                                                              {FlowModel::Connections::kWarm, 0.025 + 1e6 / rate}}) {
     Net n = pair_at_100_mbps_25_ms();
     Simulator sim;
     FlowModel m = slow_start_model();
@@ -260,8 +260,10 @@ TEST(NetworkSlowStart, AScenarioChoosesTheModelItsConnectionsAndConstants) {
   EXPECT_EQ(sc.network.model.initial_window_bytes, 14480);
   EXPECT_EQ(sc.network.model.payload_factor, 1448.0 / 1500.0);
   EXPECT_EQ(sc.network.model.max_window_bytes, 4194304);
-  j["network"]["slowstart"] = {{"connections", "persistent"}, {"initial_window_bytes", 4380},
-                               {"payload_factor", 1}, {"max_window_bytes", 65535}};
+  j["network"]["slowstart"] = {{"connections", "persistent"},
+                               {"initial_window_bytes", 4380},
+                               {"payload_factor", 1},
+                               {"max_window_bytes", 65535}};
   sc = test::scenario_from(j);
   EXPECT_EQ(sc.network.model.connections, FlowModel::Connections::kPersistent);
   EXPECT_EQ(sc.network.model.initial_window_bytes, 4380);
@@ -304,8 +306,8 @@ TEST(Network, TwoFlowsOnOneLinkShareItAndTheSurvivorSpeedsUp) {
   net.start_flow(2, 3, bytes(500'000), [&](const FlowRecord& f) { f2 = f.finish; });
   EXPECT_DOUBLE_EQ(net.rate(id1).bytes_per_second(), 5e5);
   sim.run();
-  EXPECT_EQ(f2, seconds(1.0));   // 500 kB at half of 1 MB/s
-  EXPECT_EQ(f1, seconds(1.5));   // 500 kB left at the full 1 MB/s
+  EXPECT_EQ(f2, seconds(1.0));  // 500 kB at half of 1 MB/s
+  EXPECT_EQ(f1, seconds(1.5));  // 500 kB left at the full 1 MB/s
 }
 
 TEST(Network, MaxMinLeavesTheUnusedShareToTheOtherFlow) {
@@ -447,7 +449,8 @@ Drive drive(const Topology& t, const FlowModel& model, bool skip_loose, uint64_t
   }
   for (int k = 1; k <= 8; ++k)
     sim.schedule_at(seconds(2.5 * k), [&net, &out, k] {
-      for (auto& [record, callback] : net.cancel_flows([k](const FlowRecord& f) { return f.id % 11 == static_cast<uint64_t>(k); }))
+      for (auto& [record, callback] :
+           net.cancel_flows([k](const FlowRecord& f) { return f.id % 11 == static_cast<uint64_t>(k); }))
         out.records.push_back(record);
     });
   sim.run();

@@ -96,7 +96,8 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
     const std::string label = m["label"];
     const fs::path dir = f.path / label;
     std::map<std::pair<std::string, std::string>, double> counts;
-    for (const auto& r : read_csv(dir / "comm_matrix.csv")) counts[{r.at("src"), r.at("dst")}] += std::stod(r.at("transfers"));
+    for (const auto& r : read_csv(dir / "comm_matrix.csv"))
+      counts[{r.at("src"), r.at("dst")}] += std::stod(r.at("transfers"));
     for (const auto& [pair, n] : counts) most = std::max(most, n);
     if (!counts.empty()) with_matrix.insert(label);
     for (const auto& r : read_csv(dir / "transfers.csv"))
@@ -106,7 +107,8 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
   EXPECT_EQ(facts["comm_matrix.png"]["colour_max"], most);
   EXPECT_EQ(facts["comm_matrix.png"]["methods"].get<std::set<std::string>>(), with_matrix);
   std::set<std::string> drawn;
-  for (const auto& l : facts["staleness.png"]["labels"]) drawn.insert(l.get<std::string>().substr(0, l.get<std::string>().find(" (")));
+  for (const auto& l : facts["staleness.png"]["labels"])
+    drawn.insert(l.get<std::string>().substr(0, l.get<std::string>().find(" (")));
   EXPECT_EQ(drawn, with_staleness);
   EXPECT_GE(with_staleness.size(), 3u);
   EXPECT_EQ(facts["timeline-gossip.png"]["window"], nlohmann::json::array({0.0, 10.0}));
@@ -131,8 +133,10 @@ TEST(Plot, ATimelineOnlyRunGetsHonestFiguresAndNoEvaluationTables) {
   // A geo run, timeline only: its regions' communication is drawn, their
   // consensus (never evaluated) is not drawn as empty axes.
   Folder geo("geo");
-  run("run " + std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/quickstart.json --kernels none --quiet --methods gossip "
-      "--set /stop/virtual_s=5 --out " + geo.path.string());
+  run("run " + std::string(GOSSIPSIM_SOURCE_DIR) +
+      "/scenarios/quickstart.json --kernels none --quiet --methods gossip "
+      "--set /stop/virtual_s=5 --out " +
+      geo.path.string());
   run("plot " + geo.path.string());
   EXPECT_TRUE(fs::exists(geo.path / "comm_regions.png"));
   EXPECT_FALSE(fs::exists(geo.path / "consensus_regions.png"));
@@ -163,7 +167,8 @@ TEST(Plot, HelpIsCompleteAndMethodsChoosesWhatIsDrawn) {
   Folder f("methods");
   run("run " + kTeaching + " --kernels none --quiet --set /stop/virtual_s=3 --out " + f.path.string());
   run("plot " + f.path.string() + " --methods gossip,allreduce");
-  EXPECT_EQ(read_json(f.path / "figures.json")["activity.png"]["methods"], nlohmann::json::array({"allreduce", "gossip"}));
+  EXPECT_EQ(read_json(f.path / "figures.json")["activity.png"]["methods"],
+            nlohmann::json::array({"allreduce", "gossip"}));
   const std::string bad = run("plot " + f.path.string() + " --methods gosip", 2);
   EXPECT_NE(bad.find("--methods: no method labelled gosip in these results; their labels are gossip, gossip-overlap, "
                      "gossip-scheduled, allreduce, single"),
@@ -216,7 +221,8 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   run("run " + kTeaching + quick + " --set /seed=2 --out " + b.path.string());
   run("run " + kTeaching + quick + " --set /topology/nodes=3 --out " + c.path.string());
 
-  const std::string refused = run("plot " + a.path.string() + " " + c.path.string() + " --out " + c.path.string() + "-p", 2);
+  const std::string refused =
+      run("plot " + a.path.string() + " " + c.path.string() + " --out " + c.path.string() + "-p", 2);
   EXPECT_NE(refused.find("scenario.json /topology/nodes is 3 where " + a.path.string() + " has 4"), std::string::npos)
       << refused;
   EXPECT_NE(refused.find("--side-by-side"), std::string::npos) << refused;
@@ -238,8 +244,7 @@ TEST(Plot, OnlyRunsThatDifferInTheSeedArePooledAndBandsStayInRange) {
   EXPECT_GE(pooled["consensus.png"]["band_min"].get<double>(), 0.0);
   // Target lines carry their value (10); the staleness legend is beside the
   // axes, never over the bars (10).
-  EXPECT_EQ(pooled["accuracy.png"]["target_labels"],
-            nlohmann::json::array({"target 0.6", "target 0.7", "target 0.8"}));
+  EXPECT_EQ(pooled["accuracy.png"]["target_labels"], nlohmann::json::array({"target 0.6", "target 0.7", "target 0.8"}));
   EXPECT_EQ(pooled["staleness.png"]["legend_beside_axes"], true);
 
   // The tables give the average model and the nodes' own (mean over nodes)
@@ -304,7 +309,8 @@ TEST(Plot, SimulationAgainstRealRunsIsOneFigureAndATableOfDifferences) {
   run("plot " + sim.path.string() + " " + ra.path.string() + " " + rb.path.string() + " --out " + out.path.string());
   const nlohmann::json facts = read_json(out.path / "figures.json");
   std::set<std::string> labels;
-  for (const auto& l : facts["staleness.png"]["labels"]) labels.insert(l.get<std::string>().substr(0, l.get<std::string>().find(" (")));
+  for (const auto& l : facts["staleness.png"]["labels"])
+    labels.insert(l.get<std::string>().substr(0, l.get<std::string>().find(" (")));
   EXPECT_EQ(labels, (std::set<std::string>{"gossip [sim maxmin]", "gossip [real]", "gossip-overlap [sim maxmin]",
                                            "gossip-overlap [real]"}));
   const int sim_merges = read_json(sim.path / "summary.json")["methods"][0]["merges"];
@@ -341,17 +347,20 @@ TEST(Plot, SimulationAgainstRealRunsIsOneFigureAndATableOfDifferences) {
   nlohmann::json sc = read_json(rb.path / "scenario.json");
   sc["network"]["real"] = {{"dilation", 2}};
   std::ofstream(rb.path / "scenario.json") << sc.dump(2);
-  const std::string apart = run("plot " + sim.path.string() + " " + ra.path.string() + " " + rb.path.string() +
-                                " --out " + out.path.string(), 2);
+  const std::string apart = run(
+      "plot " + sim.path.string() + " " + ra.path.string() + " " + rb.path.string() + " --out " + out.path.string(), 2);
   EXPECT_NE(apart.find("real runs are pooled as repetitions only under the same /network/real and flow model"),
-            std::string::npos) << apart;
+            std::string::npos)
+      << apart;
   EXPECT_EQ(std::count(apart.begin(), apart.end(), '\n'), 1) << apart;
   nlohmann::json s = read_json(ra.path / "summary.json");
   s["methods"][1]["real"] = {{"valid", false}, {"invalid_because", "events fired 9 virtual ms late"}};
   std::ofstream(ra.path / "summary.json") << s.dump(2);
-  const std::string invalid = run("plot " + sim.path.string() + " " + ra.path.string() + " --out " + out.path.string(), 2);
+  const std::string invalid =
+      run("plot " + sim.path.string() + " " + ra.path.string() + " --out " + out.path.string(), 2);
   EXPECT_NE(invalid.find(ra.path.string() + ": gossip-overlap is marked invalid (events fired 9 virtual ms late)"),
-            std::string::npos) << invalid;
+            std::string::npos)
+      << invalid;
   EXPECT_EQ(std::count(invalid.begin(), invalid.end(), '\n'), 1) << invalid;
 }
 
@@ -414,8 +423,8 @@ TEST(Plot, AProfilePanelShowsTheValueBeforeTheFirstChange) {
 // end line.
 TEST(Run, ProgressInALogComesAsWholeLinesWithTheOverallEta) {
   Folder f("progress");
-  const std::string log = run("run " + kTeaching + " --kernels none --methods gossip,allreduce --out " +
-                              f.path.string());
+  const std::string log =
+      run("run " + kTeaching + " --kernels none --methods gossip,allreduce --out " + f.path.string());
   EXPECT_EQ(log.find('\r'), std::string::npos) << log;
   EXPECT_NE(log.find("[1/2] gossip: started\n"), std::string::npos) << log;
   EXPECT_NE(log.find("[2/2] allreduce: started\n"), std::string::npos) << log;
@@ -474,19 +483,23 @@ TEST(Plot, DamagedResultsAreRefusedInOneLineNamingTheFile) {
   refused(metrics.string(), lines[0] + "\n",
           metrics.string() + ": expected the metrics a run wrote with at least one row; it has only its header");
   refused(metrics.string(), lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n",
-          metrics.string() + ": expected evaluations up to the end of the run, 3 virtual s (summary.json); the last "
-                             "is at 1 s (a file cut short)");
+          metrics.string() +
+              ": expected evaluations up to the end of the run, 3 virtual s (summary.json); the last "
+              "is at 1 s (a file cut short)");
   refused(metrics.string(), lines[0] + "\n" + lines[1] + "\n" + lines[2].substr(0, 12) + "\n",
           metrics.string() + " line 3: expected 16 cells, as its header has; found 2");
   std::string garbage = whole;
   garbage.replace(garbage.find("\ngossip,0.000000000,") + 20, 1, "x");
-  refused(metrics.string(), garbage, metrics.string() + " line 2: epochs: expected a number or nothing, got 'x.000000'");
-  refused(summary.string(), summary_text.substr(0, summary_text.size() / 2),
-          summary.string() + ": line ", "summary.json cut in half");
+  refused(metrics.string(), garbage,
+          metrics.string() + " line 2: epochs: expected a number or nothing, got 'x.000000'");
+  refused(summary.string(), summary_text.substr(0, summary_text.size() / 2), summary.string() + ": line ",
+          "summary.json cut in half");
   refused(summary.string(), summary_text.substr(0, summary_text.size() / 2),
           "expected the summary a run wrote: ", "summary.json cut in half, what");
-  refused(summary.string(), std::string("\xff\xfe\x00garbage", 10), summary.string() + ": expected the summary a run "
-                                                                     "wrote, JSON text; byte 0 is not UTF-8");
+  refused(summary.string(), std::string("\xff\xfe\x00garbage", 10),
+          summary.string() +
+              ": expected the summary a run "
+              "wrote, JSON text; byte 0 is not UTF-8");
   // A real run marked invalid, alone.
   nlohmann::json invalid = nlohmann::json::parse(summary_text);
   invalid["real"] = true;
@@ -495,13 +508,15 @@ TEST(Plot, DamagedResultsAreRefusedInOneLineNamingTheFile) {
           run.string() + ": gossip is marked invalid (lag p99 9 ms over 2 ms): a comparison with it would mislead");
   // Two sweeps without evaluation: nothing to set side by side.
   const fs::path sweep_file = dir.path / "s.json";
-  std::ofstream(sweep_file) << nlohmann::json{{"name", "s"}, {"base", kTeaching},
+  std::ofstream(sweep_file) << nlohmann::json{{"name", "s"},
+                                              {"base", kTeaching},
                                               {"set", {{"/stop/virtual_s", 1}, {"/methods", {"gossip"}}}},
-                                              {"axes", {{{"path", "/seed"}, {"values", {1}}}}}}.dump();
+                                              {"axes", {{{"path", "/seed"}, {"values", {1}}}}}}
+                                   .dump();
   for (const char* name : {"a", "b"})
-    ASSERT_EQ(test::run_shell(kBin + " sweep " + sweep_file.string() + " --kernels none --out " +
-                              (dir.path / name).string()),
-              0);
+    ASSERT_EQ(
+        test::run_shell(kBin + " sweep " + sweep_file.string() + " --kernels none --out " + (dir.path / name).string()),
+        0);
   std::string out;
   EXPECT_EQ(test::run_shell(kBin + " plot " + (dir.path / "a").string() + " " + (dir.path / "b").string(), &out), 2);
   EXPECT_NE(out.find((dir.path / "b").string() + ": these sweeps share no cell with a speed-up to compare"),

@@ -1,9 +1,10 @@
+#include "sim/base/random.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "sim/base/distribution.h"
-#include "sim/base/random.h"
 
 namespace gossipsim {
 namespace {
@@ -70,8 +71,8 @@ TEST(Distributions, ExpectedMinimumFollowsTheClosedForms) {
   // Infinite mean: xm + xm^a (T^(1-a) - xm^(1-a)) / (1 - a).
   const double a = 0.99, T = 1e6;
   EXPECT_TRUE(std::isinf(read(R"({"dist":"pareto","scale":1,"shape":0.99})").mean()));
-  EXPECT_NEAR(read(R"({"dist":"pareto","scale":1,"shape":0.99})").expected_min(T), 1 + (std::pow(T, 1 - a) - 1) / (1 - a),
-              1e-3);
+  EXPECT_NEAR(read(R"({"dist":"pareto","scale":1,"shape":0.99})").expected_min(T),
+              1 + (std::pow(T, 1 - a) - 1) / (1 - a), 1e-3);
   // A rare huge value: the mean is about 1 s, the typical gap 1 us.
   const Distribution rare = read(R"({"dist":"empirical","values":[1e-6,1e9],"weights":[1e9,1]})");
   EXPECT_NEAR(rare.mean(), 1.0, 1e-3);
@@ -99,7 +100,8 @@ TEST(Distributions, InvalidParametersNameTheirPath) {
   EXPECT_NE(error_of(R"({"dist":"empirical","values":[1,2],"weights":[1]})").find("/x/weights"), std::string::npos);
   EXPECT_NE(error_of(R"({"dist":"pareto","scale":1,"shape":0})").find("/x/shape"), std::string::npos);
   EXPECT_NE(error_of(R"({"dist":"zipf"})").find("/x/dist: expected one of constant"), std::string::npos);
-  EXPECT_NE(error_of(R"({"dist":"uniform","min":1,"max":2,"mode":3})").find("/x/mode: unknown key; expected one of: dist, max, min"),
+  EXPECT_NE(error_of(R"({"dist":"uniform","min":1,"max":2,"mode":3})")
+                .find("/x/mode: unknown key; expected one of: dist, max, min"),
             std::string::npos);
   EXPECT_NE(error_of("-3").find("/x: expected a number > 0"), std::string::npos);
   EXPECT_NE(error_of(R"("fast")").find("/x"), std::string::npos);

@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <tuple>
 
 #include "sim/base/json_reader.h"
 #include "test_util.h"
@@ -132,8 +131,12 @@ std::vector<Bad> bad_cases() {
       {"/stop/nonfinite_loss", "stop", "/stop/nonfinite_loss: expected true or false"},
       {"/stop/nonfinite_loss", 0, "/stop/nonfinite_loss: expected true or false"},
       {"/workload/dataset", {{"tensors", 3}}, "/workload/dataset/tensors: expected a string"},
-      {"/workload/dataset", {{"tensors", "d.pt"}, {"x", 1}}, "/workload/dataset/tensors: expected a data file of tensors"},
-      {"/workload/model", {{"torchscript", ""}}, "/workload/model/torchscript: expected the path of a TorchScript module"},
+      {"/workload/dataset",
+       {{"tensors", "d.pt"}, {"x", 1}},
+       "/workload/dataset/tensors: expected a data file of tensors"},
+      {"/workload/model",
+       {{"torchscript", ""}},
+       "/workload/model/torchscript: expected the path of a TorchScript module"},
       {"/workload/partition", {{"kind", "file"}}, "/workload/partition/path: expected a value (this key is required)"},
       {"/workload/partition", {{"kind", "iid"}, {"path", "split.txt"}}, "/workload/partition/path: unknown key"},
       {"/workload/optimizer", {{"lr", 0.1}, {"momentun", 0.9}}, "/workload/optimizer/momentun: unknown key"},
@@ -153,29 +156,41 @@ std::vector<Bad> bad_cases() {
       {"/limits/nodes", 0, "/limits/nodes: expected an integer in [1, 1e8]"},
       {"/limits/memory_gb", 0, "/limits/memory_gb: expected a number > 0"},
       {"/limits/cores", 2, "/limits/cores: unknown key"},
-      {"/methods/1", {{"name", "gosgd"}, {"push_probability", 0}}, "/methods/1/push_probability: expected a probability in (0, 1]"},
+      {"/methods/1",
+       {{"name", "gosgd"}, {"push_probability", 0}},
+       "/methods/1/push_probability: expected a probability in (0, 1]"},
       {"/methods/1", {{"name", "osgp"}, {"tau", 0}}, "/methods/1/tau: expected an integer in [1, 1000]"},
       {"/network/model", "packets", "/network/model: expected one of maxmin, tcp"},
       {"/methods/1", {{"name", "osgp"}, {"tau", 1.5}}, "/methods/1/tau"},
       {"/eval/starved_s", -1, "/eval/starved_s: expected a number of seconds in [0, 1e9]"},
-      {"/churn", {{{"nodes", {1}}, {"events", {{1, "explode"}}}}}, "/churn/0/events/0/1: expected one of crash, leave, join"},
-      {"/churn", {{{"fraction", 2}, {"events", {{1, "crash"}}}}}, "/churn/0/fraction: expected a fraction of the nodes"},
+      {"/churn",
+       {{{"nodes", {1}}, {"events", {{1, "explode"}}}}},
+       "/churn/0/events/0/1: expected one of crash, leave, join"},
+      {"/churn",
+       {{{"fraction", 2}, {"events", {{1, "crash"}}}}},
+       "/churn/0/fraction: expected a fraction of the nodes"},
       {"/churn", {{{"all", true}, {"events", {{1, "crash"}}}, {"model", "best"}}}, "/churn/0/model: expected one of"},
-      {"/churn", {{{"all", true}, {"cycle", {{"up_s", 1}, {"down_s", 1}, {"until_s", 5}, {"down", "nap"}}}}},
+      {"/churn",
+       {{{"all", true}, {"cycle", {{"up_s", 1}, {"down_s", 1}, {"until_s", 5}, {"down", "nap"}}}}},
        "/churn/0/cycle/down: expected one of crash, leave"},
-      {"/compute/profiles", {{{"nodes", {0}}, {"factor", {{"points", {{1, 2}}}}}, {"speed", 1}}},
+      {"/compute/profiles",
+       {{{"nodes", {0}}, {"factor", {{"points", {{1, 2}}}}}, {"speed", 1}}},
        "/compute/profiles/0/speed: unknown key"},
-      {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", -1},
-                                   {"interarrival_s", 1}, {"until_s", 5}}},
+      {"/network/cross_traffic",
+       {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", -1}, {"interarrival_s", 1}, {"until_s", 5}}},
        "/network/cross_traffic/0/size_mb: expected a number >= 1e-06"},
-      {"/network/cross_traffic", {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 1},
-                                   {"interarrival_s", 1}}},
+      {"/network/cross_traffic",
+       {{{"from", {{"all", true}}}, {"to", {{"all", true}}}, {"size_mb", 1}, {"interarrival_s", 1}}},
        "/network/cross_traffic/0/until_s: expected a value (this key is required)"},
       // /network/real (run --real): wrong type, 0, negative, tiny, huge, unknown.
       {"/network/real", 1, "/network/real: expected an object"},
-      {"/network/real", {{"connections", "pooled"}}, "/network/real/connections: expected one of fresh, persistent, warm"},
+      {"/network/real",
+       {{"connections", "pooled"}},
+       "/network/real/connections: expected one of fresh, persistent, warm"},
       {"/network/real", {{"connections", 1}}, "/network/real/connections: expected a string"},
-      {"/network/real", {{"congestion", ""}}, "/network/real/congestion: expected \"default\" or a congestion control's"},
+      {"/network/real",
+       {{"congestion", ""}},
+       "/network/real/congestion: expected \"default\" or a congestion control's"},
       {"/network/real", {{"congestion", "bbr; rm"}}, "/network/real/congestion: expected \"default\" or a congestion"},
       {"/network/real", {{"congestion", "averyveryverylongname"}}, "/network/real/congestion: expected \"default\""},
       {"/network/real", {{"dilation", 0}}, "/network/real/dilation: expected a time dilation in [1, 1000]"},
@@ -206,8 +221,8 @@ TEST(Scenario, ReadsEveryOption) {
 
 TEST(Scenario, ReadsTheRealRunOptions) {
   nlohmann::json j = base();
-  j["network"]["real"] = {{"connections", "warm"}, {"congestion", "bbr"}, {"dilation", 2.5}, {"max_lag_ms", 1e-9},
-                          {"queue_packets", 64}};
+  j["network"]["real"] = {
+      {"connections", "warm"}, {"congestion", "bbr"}, {"dilation", 2.5}, {"max_lag_ms", 1e-9}, {"queue_packets", 64}};
   const RealRunOptions r = test::scenario_from(j).network.real;
   EXPECT_EQ(r.connections, FlowModel::Connections::kWarm);
   EXPECT_EQ(r.congestion, "bbr");
@@ -260,16 +275,19 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
   for (const auto& [key, value, message] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
            {"connections", "pooled", "/network/slowstart/connections: expected one of fresh, persistent, warm"},
            {"connections", 1, "/network/slowstart/connections: expected a string"},
-           {"initial_window_bytes", 0, "/network/slowstart/initial_window_bytes: expected a number of bytes in [1, 1e9]"},
+           {"initial_window_bytes", 0,
+            "/network/slowstart/initial_window_bytes: expected a number of bytes in [1, 1e9]"},
            {"initial_window_bytes", 1e-9, "/network/slowstart/initial_window_bytes: expected a number of bytes in"},
            {"initial_window_bytes", "10", "/network/slowstart/initial_window_bytes: expected a number"},
            {"payload_factor", 0, "/network/slowstart/payload_factor: expected a number in (0, 1]"},
            {"payload_factor", -0.5, "/network/slowstart/payload_factor: expected a number in (0, 1]"},
            {"payload_factor", 1.01, "/network/slowstart/payload_factor: expected a number in (0, 1]"},
-           {"max_window_bytes", 1e13, "/network/slowstart/max_window_bytes: expected a number of bytes in "
-                                      "[initial_window_bytes, 1e12]"},
-           {"max_window_bytes", 1000, "/network/slowstart/max_window_bytes: expected a number of bytes in "
-                                      "[initial_window_bytes, 1e12]"}}) {
+           {"max_window_bytes", 1e13,
+            "/network/slowstart/max_window_bytes: expected a number of bytes in "
+            "[initial_window_bytes, 1e12]"},
+           {"max_window_bytes", 1000,
+            "/network/slowstart/max_window_bytes: expected a number of bytes in "
+            "[initial_window_bytes, 1e12]"}}) {
     nlohmann::json j = base();
     j["network"]["model"] = "slowstart";
     j["network"]["slowstart"] = {{key, value}};

@@ -1,11 +1,12 @@
 #include "sim/simulator.h"
-#include "sim/transport.h"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "sim/transport.h"
 
 namespace gossipsim {
 namespace {
@@ -142,7 +143,8 @@ TEST(Simulator, APacerIsWaitedForBeforeEveryEventAndItsArrivalsComeInOrder) {
   ScriptedPacer pacer(sim);
   pacer.arrivals = {{30, 0}};
   sim.set_pacer(&pacer);
-  for (int64_t t : {10, 50}) sim.schedule_at(nanoseconds(t), [&, t] { pacer.log.push_back("event@" + std::to_string(t)); });
+  for (int64_t t : {10, 50})
+    sim.schedule_at(nanoseconds(t), [&, t] { pacer.log.push_back("event@" + std::to_string(t)); });
   sim.run(nanoseconds(100));
   EXPECT_EQ(pacer.log, (std::vector<std::string>{"event@10", "arrival@30", "event@50"}));
   // 10 waited for; 50 waited for, interrupted by the arrival at 30; 30, 50.

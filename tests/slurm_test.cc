@@ -14,11 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/base/error.h"
 #include "sim/sweep.h"
@@ -44,12 +43,12 @@ fs::path write_sweep(int seeds) {
   nlohmann::json values = nlohmann::json::array();
   for (int s = 1; s <= seeds; ++s) values.push_back(s);
   fs::path p = temp("sweep.json");
-  std::ofstream(p) << nlohmann::json{
-      {"name", "slurm-t"},
-      {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
-      {"set", {{"/stop/virtual_s", 3}, {"/methods", {"gossip", "gossip-scheduled"}}}},
-      {"axes", {{{"path", "/seed"}, {"values", values}}}}}
-                         .dump();
+  std::ofstream(p) << nlohmann::json{{"name", "slurm-t"},
+                                     {"base",
+                                      std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
+                                     {"set", {{"/stop/virtual_s", 3}, {"/methods", {"gossip", "gossip-scheduled"}}}},
+                                     {"axes", {{{"path", "/seed"}, {"values", values}}}}}
+                          .dump();
   return p;
 }
 
@@ -126,16 +125,16 @@ TEST(Slurm, TheCommandLineIsReadStrictly) {
   struct Case {
     std::string args, says;
   };
-  for (const Case& c : std::vector<Case>{
-           {"--slurm-arg=--time=1", "--slurm-arg --time=1: --slurm or --slurm-script beside it"},
-           {"--slurm-tasks 2", "--slurm-tasks 2: --slurm or --slurm-script beside it"},
-           {"--slurm-script " + temp("s.sbatch").string() + " --shard 0/2", "no --shard with --slurm"},
-           {"--slurm-script " + temp("s.sbatch").string() + " --slurm-arg=--array=0-9",
-            "--slurm-arg --array=0-9: an option the array does not set itself"},
-           {"--slurm-script " + existing.string(), "a file that does not exist yet"},
-           {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks 0", "--slurm-tasks"},
-           {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks -3", "--slurm-tasks"},
-           {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks 1e9", "--slurm-tasks"}}) {
+  for (const Case& c :
+       std::vector<Case>{{"--slurm-arg=--time=1", "--slurm-arg --time=1: --slurm or --slurm-script beside it"},
+                         {"--slurm-tasks 2", "--slurm-tasks 2: --slurm or --slurm-script beside it"},
+                         {"--slurm-script " + temp("s.sbatch").string() + " --shard 0/2", "no --shard with --slurm"},
+                         {"--slurm-script " + temp("s.sbatch").string() + " --slurm-arg=--array=0-9",
+                          "--slurm-arg --array=0-9: an option the array does not set itself"},
+                         {"--slurm-script " + existing.string(), "a file that does not exist yet"},
+                         {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks 0", "--slurm-tasks"},
+                         {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks -3", "--slurm-tasks"},
+                         {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks 1e9", "--slurm-tasks"}}) {
     SCOPED_TRACE(c.args);
     std::string said;
     EXPECT_NE(test::run_shell(cmd + " " + c.args, &said), 0);
@@ -208,18 +207,21 @@ class SlurmCluster : public ::testing::Test {
         << " State=UNKNOWN\nPartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
     env_ = "SLURM_CONF=" + d + "/slurm.conf ";
     std::string said;
-    const int started = test::run_shell(
-        "munged --force --key-file=" + d + "/munge.key --socket=" + d + "/munge.sock --pid-file=" + d +
-            "/munged.pid --log-file=" + d + "/munged.log --seed-file=" + d + "/munge.seed && " + env_ +
-            "slurmctld -i && " + env_ + "slurmd -N " + name + " 2>&1",
-        &said);
+    const int started =
+        test::run_shell("munged --force --key-file=" + d + "/munge.key --socket=" + d + "/munge.sock --pid-file=" + d +
+                            "/munged.pid --log-file=" + d + "/munged.log --seed-file=" + d + "/munge.seed && " + env_ +
+                            "slurmctld -i && " + env_ + "slurmd -N " + name + " 2>&1",
+                        &said);
     ASSERT_EQ(started, 0) << said;
-    const bool idle = wait_until([&] {
-      std::string state;
-      test::run_shell(env_ + "sinfo -h -o %T 2>/dev/null", &state);
-      return state.rfind("idle", 0) == 0;
-    }, 30);
-    ASSERT_TRUE(idle) << "the test's Slurm did not come up:\n" << read(dir_ / "slurmctld.log") << read(dir_ / "slurmd.log");
+    const bool idle = wait_until(
+        [&] {
+          std::string state;
+          test::run_shell(env_ + "sinfo -h -o %T 2>/dev/null", &state);
+          return state.rfind("idle", 0) == 0;
+        },
+        30);
+    ASSERT_TRUE(idle) << "the test's Slurm did not come up:\n"
+                      << read(dir_ / "slurmctld.log") << read(dir_ / "slurmd.log");
   }
 
   void TearDown() override {
@@ -275,8 +277,7 @@ TEST_F(SlurmCluster, ASweepRunsAsAJobArrayToTheBytesOfALocalRun) {
   ASSERT_EQ(test::run_shell(sweep_command(sweep, local) + " --jobs 2 > /dev/null 2>&1"), 0);
   std::string said;
   ASSERT_EQ(test::run_shell(env_ + sweep_command(sweep, out) + " --slurm 2>&1", &said), 0) << said;
-  EXPECT_NE(said.find("3 of 3 points to run, as a Slurm job array of 3 task(s)"), std::string::npos)
-      << said;
+  EXPECT_NE(said.find("3 of 3 points to run, as a Slurm job array of 3 task(s)"), std::string::npos) << said;
   EXPECT_EQ(read(out / "sweep.csv"), read(local / "sweep.csv"));
   // Submitted again, there is nothing to run: no job, the same sweep.csv.
   ASSERT_EQ(test::run_shell(env_ + sweep_command(sweep, out) + " --slurm 2>&1", &said), 0) << said;

@@ -1,25 +1,22 @@
 #include "sim/sweep.h"
 
-#include "analysis/sweep_csv.h"
-
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <functional>
-
-#include <fmt/format.h>
-
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/sweep_csv.h"
 #include "sim/base/error.h"
 #include "sim/methods/registry.h"
 #include "test_util.h"
@@ -46,9 +43,8 @@ fs::path write_sweep(const nlohmann::json& axes) {
 }
 
 int run(const std::string& args, std::string* output = nullptr, const std::string& env = "") {
-  return test::run_shell(env + (env.empty() ? "" : " ") + std::string(GOSSIPSIM_BINARY) + " sweep " + args +
-                             " --kernels none",
-                         output);
+  return test::run_shell(
+      env + (env.empty() ? "" : " ") + std::string(GOSSIPSIM_BINARY) + " sweep " + args + " --kernels none", output);
 }
 
 std::string read(const fs::path& p) {
@@ -57,7 +53,8 @@ std::string read(const fs::path& p) {
 }
 
 TEST(Sweep, GridCountsWithTheLastAxisFastest) {
-  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2}}}, {{"path", "/compute/jitter"}, {"values", {0, 0.1, 0.2}}}});
+  fs::path f =
+      write_sweep({{{"path", "/seed"}, {"values", {1, 2}}}, {{"path", "/compute/jitter"}, {"values", {0, 0.1, 0.2}}}});
   Sweep s = load_sweep(f.string());
   ASSERT_EQ(s.size(), 6u);
   EXPECT_EQ(s.values(4)["/seed"], 2);
@@ -114,8 +111,8 @@ bool wait_until(const std::function<bool()>& done, double seconds) {
 TEST(Sweep, PointRunsDieWithAKilledSweepAndTheRestartFinishes) {
   fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}});
   fs::path out = temp("killed-sweep");
-  const std::string cmd = std::string(GOSSIPSIM_BINARY) + " sweep " + f.string() + " --kernels none --jobs 2 --out " +
-                          out.string();
+  const std::string cmd =
+      std::string(GOSSIPSIM_BINARY) + " sweep " + f.string() + " --kernels none --jobs 2 --out " + out.string();
   test::run_shell("GOSSIPSIM_TEST_HOLD=60 " + cmd + " > /dev/null 2>&1 & echo $! > " + (out.string() + ".pid"));
   ASSERT_TRUE(wait_until([&] { return point_runs_alive(out) == 1; }, 30)) << "no point run started";
   std::ifstream pid_file(out.string() + ".pid");
@@ -137,11 +134,11 @@ TEST(Sweep, PointRunsDieWithAKilledSweepAndTheRestartFinishes) {
 TEST(Sweep, SigtermStopsTheSweepAndItsPointRuns) {
   fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}});
   fs::path out = temp("stopped-sweep");
-  const std::string cmd = std::string(GOSSIPSIM_BINARY) + " sweep " + f.string() + " --kernels none --jobs 2 --out " +
-                          out.string();
+  const std::string cmd =
+      std::string(GOSSIPSIM_BINARY) + " sweep " + f.string() + " --kernels none --jobs 2 --out " + out.string();
   const std::string o = out.string();
-  test::run_shell("(GOSSIPSIM_TEST_HOLD=60 " + cmd + " > " + o + ".log 2>&1 & echo $! > " + o + ".pid; wait $!; echo $? > " +
-                  o + ".rc.tmp; mv " + o + ".rc.tmp " + o + ".rc) > /dev/null 2>&1 &");
+  test::run_shell("(GOSSIPSIM_TEST_HOLD=60 " + cmd + " > " + o + ".log 2>&1 & echo $! > " + o +
+                  ".pid; wait $!; echo $? > " + o + ".rc.tmp; mv " + o + ".rc.tmp " + o + ".rc) > /dev/null 2>&1 &");
   ASSERT_TRUE(wait_until([&] { return point_runs_alive(out) == 1; }, 30)) << "no point run started";
   std::ifstream pid_file(o + ".pid");
   int pid = 0;
@@ -149,8 +146,8 @@ TEST(Sweep, SigtermStopsTheSweepAndItsPointRuns) {
   ASSERT_GT(pid, 0);
   KillAtEnd guard{pid, o + ".rc"};
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
-  ASSERT_TRUE(wait_until([&] { return fs::exists(out.string() + ".rc") && fs::file_size(out.string() + ".rc") > 0; },
-                         30));
+  ASSERT_TRUE(
+      wait_until([&] { return fs::exists(out.string() + ".rc") && fs::file_size(out.string() + ".rc") > 0; }, 30));
   std::ifstream rc(out.string() + ".rc");
   int code = 0;
   rc >> code;
@@ -171,8 +168,9 @@ TEST(Sweep, SigtermWhilePointsStartStopsThemToo) {
   fs::path out = temp("stopped-at-start");
   const std::string o = out.string();
   test::run_shell("(GOSSIPSIM_TEST_HOLD=60 GOSSIPSIM_TEST_HOLD_BEFORE_EXEC=3 " + std::string(GOSSIPSIM_BINARY) +
-                  " sweep " + f.string() + " --kernels none --jobs 2 --out " + o + " > " + o + ".log 2>&1 & echo $! > " +
-                  o + ".pid; wait $!; echo $? > " + o + ".rc.tmp; mv " + o + ".rc.tmp " + o + ".rc) > /dev/null 2>&1 &");
+                  " sweep " + f.string() + " --kernels none --jobs 2 --out " + o + " > " + o +
+                  ".log 2>&1 & echo $! > " + o + ".pid; wait $!; echo $? > " + o + ".rc.tmp; mv " + o + ".rc.tmp " + o +
+                  ".rc) > /dev/null 2>&1 &");
   // The sweep says how many points it runs just before it starts them.
   ASSERT_TRUE(wait_until([&] { return read(o + ".log").find("to run") != std::string::npos; }, 30)) << read(o + ".log");
   ::usleep(500000);
@@ -184,7 +182,8 @@ TEST(Sweep, SigtermWhilePointsStartStopsThemToo) {
   KillAtEnd guard{pid, o + ".rc"};
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   // Within the 3 s hold plus the sweep's own exit, far short of the 60 s hold.
-  ASSERT_TRUE(wait_until([&] { return fs::exists(o + ".rc") && fs::file_size(o + ".rc") > 0; }, 30)) << read(o + ".log");
+  ASSERT_TRUE(wait_until([&] { return fs::exists(o + ".rc") && fs::file_size(o + ".rc") > 0; }, 30))
+      << read(o + ".log");
   std::ifstream rc(o + ".rc");
   int code = 0;
   rc >> code;
@@ -227,13 +226,14 @@ TEST(Sweep, APointStoppedWithACheckpointIsResumedWhenTheSweepStartsAgain) {
 // is refused before any point runs: AValueTheBaseRefusesIsNamedWhereTheSweepWroteIt.)
 TEST(Sweep, AFailingPointDoesNotStopTheOthers) {
   fs::path f = temp("failing.json");
-  std::ofstream(f) << nlohmann::json{
-      {"name", "t"},
-      {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
-      {"set", {{"/stop/virtual_s", 3}}},
-      {"axes",
-       {{{"path", "/methods"},
-         {"values", {{"gossip"}, {{{"name", "gossip"}, {"label", "boom"}}}, {"gossip-scheduled"}}}}}}}.dump();
+  std::ofstream(f)
+      << nlohmann::json{{"name", "t"},
+                        {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
+                        {"set", {{"/stop/virtual_s", 3}}},
+                        {"axes",
+                         {{{"path", "/methods"},
+                           {"values", {{"gossip"}, {{{"name", "gossip"}, {"label", "boom"}}}, {"gossip-scheduled"}}}}}}}
+             .dump();
   fs::path out = temp("failing");
   std::string text;
   EXPECT_EQ(run(f.string() + " --out " + out.string() + " --jobs 1", &text, "GOSSIPSIM_TEST_RAISE_AT=boom:9"), 3);
@@ -256,7 +256,8 @@ TEST(Sweep, AFailingPointDoesNotStopTheOthers) {
 }
 
 TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
-  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}, {{"path", "/compute/jitter"}, {"values", {0, 0.2}}}});
+  fs::path f =
+      write_sweep({{{"path", "/seed"}, {"values", {1, 2, 3}}}, {{"path", "/compute/jitter"}, {"values", {0, 0.2}}}});
   fs::path straight = temp("straight"), pieces = temp("pieces");
   ASSERT_EQ(run(f.string() + " --jobs 2 --out " + straight.string()), 0);
   // Two of three shards, then the whole sweep again: it only runs what is missing.
@@ -416,8 +417,9 @@ TEST(Sweep, TheMapCallsOnlyTheCellsWhoseAdjustedExactPSurvives) {
         csv << point << "," << nodes << "," << x << "," << s + 1
             << ",gossip-scheduled,gossip-scheduled,1,0.9,0.9,40,1,1,1,0.8,10,20,,300,0.2,2\n";
         const std::string t = times(nodes, x, s);
-        csv << point << "," << nodes << "," << x << "," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8,"
-            << t << "," << t << ",," << 100 * (s % 3 + 1) << ",0.4," << s % 3 + 4 << "\n";
+        csv << point << "," << nodes << "," << x << "," << s + 1
+            << ",gossip-overlap,gossip-overlap,0,0.9,0.9,40,1,1,1,0.8," << t << "," << t << ",," << 100 * (s % 3 + 1)
+            << ",0.4," << s % 3 + 4 << "\n";
       }
   }
   std::string out;
@@ -474,9 +476,9 @@ TEST(Sweep, PlotRefusesADamagedSweepCsvNamingItsLineAndColumn) {
   const std::string header =
       "point,/seed,method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,"
       "target,time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,partners\n";
-  for (const auto& [row, expected] :
-       std::vector<std::pair<std::string, std::string>>{{"0,1,a,a,1,0.9,0.9,40,1,1,1,0.8,10,,,abc,0.2,2\n", "merges"},
-                                                        {"0,1,a,a,1,0.9,0.9,40,1,1,1,0.8,10,,,3,0.2,-1\n", "partners"}}) {
+  for (const auto& [row, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"0,1,a,a,1,0.9,0.9,40,1,1,1,0.8,10,,,abc,0.2,2\n", "merges"},
+           {"0,1,a,a,1,0.9,0.9,40,1,1,1,0.8,10,,,3,0.2,-1\n", "partners"}}) {
     const std::string text = header + "0,1,b,b,0,0.9,0.9,40,1,1,1,0.8,10,,,3,0.2,2\n" + row;
     std::ofstream(dir / "sweep.csv") << text;
     std::string out;
@@ -510,10 +512,13 @@ TEST(Sweep, PlotGivesCensoredTimesExactTestsAndAdjustedVerdicts) {
            "bytes_sent,transfers,target,time_to_target_s\n";
     const double sched[3] = {10, 12, 14}, overlap[3] = {20, 18, 28}, finals[3] = {0.86, 0.87, 0.88};
     for (int s = 0; s < 3; ++s) {
-      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled,1," << finals[s] << ",0.9,40,1,1,1,0.8," << sched[s] << "\n";
-      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled,1," << finals[s] << ",0.9,40,1,1,1,0.85," << sched[s] + 10 << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled,1," << finals[s] << ",0.9,40,1,1,1,0.8,"
+          << sched[s] << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-scheduled,gossip-scheduled,1," << finals[s] << ",0.9,40,1,1,1,0.85,"
+          << sched[s] + 10 << "\n";
       csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.85,0.9,40,1,1,1,0.8," << overlap[s] << "\n";
-      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.85,0.9,40,1,1,1,0.85," << (s < 2 ? "30" : "") << "\n";
+      csv << s << ",iid," << s + 1 << ",gossip-overlap,gossip-overlap,0,0.85,0.9,40,1,1,1,0.85," << (s < 2 ? "30" : "")
+          << "\n";
     }
   }
   std::string out;
@@ -525,9 +530,10 @@ TEST(Sweep, PlotGivesCensoredTimesExactTestsAndAdjustedVerdicts) {
   EXPECT_NE(md.find("## /workload/partition = iid"), std::string::npos) << md;
   EXPECT_NE(md.find("The family: the 2 comparisons of this file, adjusted by Benjamini-Hochberg"), std::string::npos)
       << md;
-  EXPECT_NE(md.find(fmt::format("| gossip-scheduled | {:.3f} ± {:.3f} | {:.1f} ± {:.1f} (3/3) | {:.1f} ± {:.1f} (3/3) |",
-                                0.87, 4.303 * finals_sd / std::sqrt(3.0), 12.0, half, 22.0, half)),
-            std::string::npos)
+  EXPECT_NE(
+      md.find(fmt::format("| gossip-scheduled | {:.3f} ± {:.3f} | {:.1f} ± {:.1f} (3/3) | {:.1f} ± {:.1f} (3/3) |",
+                          0.87, 4.303 * finals_sd / std::sqrt(3.0), 12.0, half, 22.0, half)),
+      std::string::npos)
       << md;
   const double overlap_sd = std::sqrt((2 * std::pow(30 - 100.0 / 3, 2) + std::pow(40 - 100.0 / 3, 2)) / 2);
   EXPECT_NE(md.find(fmt::format("| {:.1f} ± {:.1f} (2/3) |", 100.0 / 3, 4.303 * overlap_sd / std::sqrt(3.0))),
@@ -561,8 +567,9 @@ TEST(Sweep, PlotGivesCensoredTimesExactTestsAndAdjustedVerdicts) {
   std::ifstream in2(dir / "time_to_accuracy.md");
   const std::string md2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
   const size_t average = md2.find("## /workload/partition = iid; time to target on the average model (average)");
-  const size_t node = md2.find("## /workload/partition = iid; time to target on the nodes' own models, mean over nodes "
-                               "(node_mean)");
+  const size_t node = md2.find(
+      "## /workload/partition = iid; time to target on the nodes' own models, mean over nodes "
+      "(node_mean)");
   ASSERT_NE(average, std::string::npos) << md2;
   ASSERT_NE(node, std::string::npos) << md2;
   EXPECT_LT(average, node);
@@ -670,11 +677,12 @@ TEST(Sweep, EveryRegisteredMethodRunsAndIsGathered) {
   std::vector<std::string> methods = method_names();
   ASSERT_GE(methods.size(), 10u);
   fs::path f = temp("all-methods.json");
-  std::ofstream(f) << nlohmann::json{
-      {"name", "all"},
-      {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
-      {"set", {{"/stop/virtual_s", 2}, {"/methods", methods}}},
-      {"axes", {{{"path", "/seed"}, {"values", {1, 2}}}}}}.dump();
+  std::ofstream(f) << nlohmann::json{{"name", "all"},
+                                     {"base",
+                                      std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
+                                     {"set", {{"/stop/virtual_s", 2}, {"/methods", methods}}},
+                                     {"axes", {{{"path", "/seed"}, {"values", {1, 2}}}}}}
+                          .dump();
   fs::path out = temp("all-methods");
   std::string text;
   ASSERT_EQ(run(f.string() + " --out " + out.string(), &text), 0) << text;
@@ -692,8 +700,7 @@ TEST(Sweep, EveryRegisteredMethodRunsAndIsGathered) {
     ASSERT_EQ(c.size(), names.size()) << line;
     ++rows[c[column("method")]];
     // Each cell as the point's summary.json says, read here without the gather's reader.
-    const nlohmann::json summary =
-        nlohmann::json::parse(read(out / "points" / c[column("point")] / "summary.json"));
+    const nlohmann::json summary = nlohmann::json::parse(read(out / "points" / c[column("point")] / "summary.json"));
     for (const auto& m : summary["methods"]) {
       if (m["label"] != c[column("label")]) continue;
       EXPECT_EQ(c[column("merges")], std::to_string(m["merges"].get<int64_t>())) << line;
@@ -731,10 +738,11 @@ TEST(Sweep, ShardsStartedTogetherIntoOneFolderRunEveryPointOnce) {
     const std::string a = shards.substr(0, shards.find('|')), b = shards.substr(shards.find('|') + 1);
     // Each point holds 1 s at its start, so that the two overlap.
     std::string text;
-    const int code = test::run_shell("{ (GOSSIPSIM_TEST_HOLD=1 " + sweep + out.string() + " " + a + " > " + out.string() +
-                                         ".a 2>&1; echo $? >> " + out.string() + ".a) & GOSSIPSIM_TEST_HOLD=1 " + sweep +
-                                         out.string() + " " + b + "; code=$?; wait; exit $code; }",
-                                     &text);
+    const int code =
+        test::run_shell("{ (GOSSIPSIM_TEST_HOLD=1 " + sweep + out.string() + " " + a + " > " + out.string() +
+                            ".a 2>&1; echo $? >> " + out.string() + ".a) & GOSSIPSIM_TEST_HOLD=1 " + sweep +
+                            out.string() + " " + b + "; code=$?; wait; exit $code; }",
+                        &text);
     const std::string other = read(out.string() + ".a");
     EXPECT_EQ(code, 0) << text;
     EXPECT_EQ(other.substr(other.size() - 2), "0\n") << other;
@@ -774,9 +782,11 @@ TEST(Sweep, ShardsAxesAndSetsAreReadStrictly) {
   EXPECT_EQ(parse_shard("3/8"), std::make_pair(size_t(3), size_t(8)));
   auto refusal = [&](const nlohmann::json& axes, const nlohmann::json& set = nlohmann::json::object()) {
     fs::path p = temp("strict.json");
-    std::ofstream(p) << nlohmann::json{{"name", "t"}, {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
-                                       {"set", set}, {"axes", axes}}
-                            .dump();
+    std::ofstream(p) << nlohmann::json{
+        {"name", "t"},
+        {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
+        {"set", set},
+        {"axes", axes}}.dump();
     try {
       load_sweep(p.string());
     } catch (const InputError& e) {
@@ -791,8 +801,9 @@ TEST(Sweep, ShardsAxesAndSetsAreReadStrictly) {
                      {{"path", "/network/model"}, {"values", {"tcp"}}}}),
             file + ": /axes/1/path: expected a path no other axis sets (/axes/0 sets /network; merge the two axes)");
   EXPECT_EQ(refusal({{{"path", "/seed"}, {"values", {1, 2, 1}}}}),
-            file + ": /axes/0/values/2: expected a value not listed already (it is /axes/0/values/0: the points "
-                   "would run twice)");
+            file +
+                ": /axes/0/values/2: expected a value not listed already (it is /axes/0/values/0: the points "
+                "would run twice)");
   EXPECT_EQ(refusal({{{"path", "/seed"}, {"values", {1}}}}, {{"/seed", 3}}),
             file + ": /axes/0/path: expected a path that /set does not fix (it sets /seed; keep it in one of the two)");
   EXPECT_EQ(refusal({{{"path", "/net"}, {"values", {1}}}}, {{"/network/model", "tcp"}}), "accepted");
@@ -819,15 +830,20 @@ TEST(Sweep, AValueTheBaseRefusesIsNamedWhereTheSweepWroteIt) {
                       " says: /netwrk: unknown key"),
             std::string::npos);
   EXPECT_NE(refusal({{{"path", "/network/links/bandwidth_mbps"}, {"values", {1000, -5}}}})
-                .find(file + ": /axes/0/values/1: a value the base scenario takes at /network/links/bandwidth_mbps; "
-                             "with it, " + base + " says: /network/links/bandwidth_mbps: expected a number >= 0.001"),
+                .find(file +
+                      ": /axes/0/values/1: a value the base scenario takes at /network/links/bandwidth_mbps; "
+                      "with it, " +
+                      base + " says: /network/links/bandwidth_mbps: expected a number >= 0.001"),
             std::string::npos);
   // A flow-model axis against a block /set pins for one model only.
   const std::string conflict = refusal({{{"path", "/network/model"}, {"values", {"slowstart", "maxmin"}}}},
                                        {{"/network/slowstart", {{"connections", "warm"}}}});
-  EXPECT_NE(conflict.find(file + ": /axes/0/values/1: a value of /network/model that fits the rest of the sweep; with "
-                                 "it, " + base + " says: /network/slowstart: expected these options with \"model\": "
-                                 "\"slowstart\" only (/set/~1network~1slowstart sets it: sweep the two together"),
+  EXPECT_NE(conflict.find(file +
+                          ": /axes/0/values/1: a value of /network/model that fits the rest of the sweep; with "
+                          "it, " +
+                          base +
+                          " says: /network/slowstart: expected these options with \"model\": "
+                          "\"slowstart\" only (/set/~1network~1slowstart sets it: sweep the two together"),
             std::string::npos)
       << conflict;
   EXPECT_NE(refusal({{{"path", "/seed"}, {"values", {1}}}}, {{"/stop/virtual_s", -1}})
@@ -861,14 +877,17 @@ TEST(Sweep, TheDeclaredAnalysisIsReadStrictlyBeforeAnyPointRuns) {
   const std::string at = file.string() + ": ";
   EXPECT_NE(refusal("gossip").find(at + "/analysis: expected an object"), std::string::npos);
   EXPECT_NE(refusal({{"target", 0}}).find(at + "/analysis/target: expected an accuracy in (0, 1]"), std::string::npos);
-  EXPECT_NE(refusal({{"target", 1e9}}).find(at + "/analysis/target: expected an accuracy in (0, 1]"), std::string::npos);
-  EXPECT_NE(refusal({{"target", "0.7"}}).find(at + "/analysis/target: expected a number"), std::string::npos);
-  EXPECT_NE(refusal({{"target", 0.75}}).find(at + "/analysis/target: expected one of the points' /eval/targets "
-                                                   "(0.6, 0.7, 0.8)"),
+  EXPECT_NE(refusal({{"target", 1e9}}).find(at + "/analysis/target: expected an accuracy in (0, 1]"),
             std::string::npos);
-  EXPECT_NE(refusal({{"reference", "gosip"}}).find(at + "/analysis/reference: expected the label of one of the "
-                                                        "methods the points run (gossip, gossip-overlap, "
-                                                        "gossip-scheduled, allreduce, single)"),
+  EXPECT_NE(refusal({{"target", "0.7"}}).find(at + "/analysis/target: expected a number"), std::string::npos);
+  EXPECT_NE(refusal({{"target", 0.75}})
+                .find(at + "/analysis/target: expected one of the points' /eval/targets "
+                           "(0.6, 0.7, 0.8)"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"reference", "gosip"}})
+                .find(at + "/analysis/reference: expected the label of one of the "
+                           "methods the points run (gossip, gossip-overlap, "
+                           "gossip-scheduled, allreduce, single)"),
             std::string::npos);
   EXPECT_NE(refusal({{"primary", {{{"/topology/nodes", 16}}}}})
                 .find(at + "/analysis/primary/0/~1topology~1nodes: expected one of the axis's values"),
@@ -931,20 +950,19 @@ TEST(Sweep, PlotTakesTheDeclaredAnalysisAReferenceAndTwoSweepsSideBySide) {
   EXPECT_NE(md.find("Confirmatory cells (declared in the sweep file before the runs): 1 comparison, adjusted by Holm"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("the other cells are exploratory: 1 comparison, adjusted by Benjamini-Hochberg"),
-            std::string::npos)
+  EXPECT_NE(md.find("the other cells are exploratory: 1 comparison, adjusted by Benjamini-Hochberg"), std::string::npos)
       << md;
   // Ratios 2, 1.5, 2: their geometric mean; three positive: p = 2/8, and
   // Holm over the one confirmatory comparison leaves it (3 seeds give no
   // interval at 95%: no shift can be rejected).
   const double speedup = std::exp((2 * std::log(2.0) + std::log(1.5)) / 3);
-  EXPECT_NE(md.find(fmt::format("| gossip-overlap | {:.2f}x, p 0.25 (adj. 0.25): cannot reach 0.05 with 3 seeds",
-                                speedup)),
-            std::string::npos)
+  EXPECT_NE(
+      md.find(fmt::format("| gossip-overlap | {:.2f}x, p 0.25 (adj. 0.25): cannot reach 0.05 with 3 seeds", speedup)),
+      std::string::npos)
       << md;
   // --reference gossip-overlap: the same comparison, the other way round.
-  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " --reference gossip-overlap", &out),
-            0)
+  ASSERT_EQ(
+      test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " --reference gossip-overlap", &out), 0)
       << out;
   const std::string turned = read(a / "time_to_accuracy.md");
   EXPECT_NE(turned.find(fmt::format("| gossip-scheduled | {:.2f}x, p 0.25", 1 / speedup)), std::string::npos) << turned;
@@ -958,10 +976,10 @@ TEST(Sweep, PlotTakesTheDeclaredAnalysisAReferenceAndTwoSweepsSideBySide) {
   // seed; without a declared analysis its two comparisons are one family
   // (Benjamini-Hochberg: 0.25 x 2 / 1).
   const fs::path b = hand_sweep("b", {20, 24, 28}), both = temp("both");
-  ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " " + b.string() + " --out " +
-                                both.string(),
-                            &out),
-            0)
+  ASSERT_EQ(
+      test::run_shell(
+          std::string(GOSSIPSIM_BINARY) + " plot " + a.string() + " " + b.string() + " --out " + both.string(), &out),
+      0)
       << out;
   const std::string compared = read(both / "sweep-compare.md");
   EXPECT_NE(compared.find(fmt::format("| /x = a | gossip-overlap | 0.8 | {:.2f}x, adj. p 0.25: cannot reach 0.05 "

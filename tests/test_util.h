@@ -39,9 +39,11 @@ inline Scenario scenario_from(const nlohmann::json& j) { return parse_scenario(j
 
 // A topology file written by the test: two nodes joined by one link.
 inline std::string two_nodes(double up_mbps, double down_mbps, double link_mbps, double latency_ms) {
-  return nlohmann::json{{"nodes", {{{"name", "a"}, {"up_mbps", up_mbps}, {"down_mbps", down_mbps}},
-                                   {{"name", "b"}, {"up_mbps", up_mbps}, {"down_mbps", down_mbps}}}},
-                        {"links", {{{"a", "a"}, {"b", "b"}, {"bandwidth_mbps", link_mbps}, {"latency_ms", latency_ms}}}}}
+  return nlohmann::json{
+      {"nodes",
+       {{{"name", "a"}, {"up_mbps", up_mbps}, {"down_mbps", down_mbps}},
+        {{"name", "b"}, {"up_mbps", up_mbps}, {"down_mbps", down_mbps}}}},
+      {"links", {{{"a", "a"}, {"b", "b"}, {"bandwidth_mbps", link_mbps}, {"latency_ms", latency_ms}}}}}
       .dump();
 }
 
@@ -50,15 +52,16 @@ inline std::string two_nodes(double up_mbps, double down_mbps, double link_mbps,
 // Mbit/s (a 1 MB model takes 1.01 s over one link), no jitter, one method.
 inline nlohmann::json hand_scenario(const std::string& generator, int nodes, const nlohmann::json& method,
                                     double stop_s) {
-  return {{"name", "hand"},
-          {"topology", {{"generator", generator}, {"nodes", nodes}}},
-          {"network", {{"access", {{"up_mbps", 800}, {"down_mbps", 800}}},
-                       {"links", {{"bandwidth_mbps", 8}, {"latency_ms", 10}}}}},
-          {"compute", {{"iteration_ms", 100}}},
-          {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}}},
-          {"methods", {method}},
-          {"stop", {{"virtual_s", stop_s}}},
-          {"eval", {{"every_s", 1}}}};
+  return {
+      {"name", "hand"},
+      {"topology", {{"generator", generator}, {"nodes", nodes}}},
+      {"network",
+       {{"access", {{"up_mbps", 800}, {"down_mbps", 800}}}, {"links", {{"bandwidth_mbps", 8}, {"latency_ms", 10}}}}},
+      {"compute", {{"iteration_ms", 100}}},
+      {"workload", {{"dataset", "synthetic"}, {"model", "mlp"}}},
+      {"methods", {method}},
+      {"stop", {{"virtual_s", stop_s}}},
+      {"eval", {{"every_s", 1}}}};
 }
 
 // The one line a scenario is refused with (InputError), or "accepted".

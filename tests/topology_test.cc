@@ -60,7 +60,7 @@ TEST(Topologies, StarAndGeoHaveRoutersAndCompletePeers) {
   EXPECT_EQ(degree_of(star, 0), 4u);
   Topology geo = topology_from(R"({"generator":"geo","nodes":16})");
   EXPECT_EQ(geo.node_count(), 16);
-  EXPECT_EQ(boost::num_vertices(geo.graph), 24u);      // 8 region routers
+  EXPECT_EQ(boost::num_vertices(geo.graph), 24u);     // 8 region routers
   EXPECT_EQ(boost::num_edges(geo.graph), 28u + 16u);  // router mesh + one access link each
   EXPECT_EQ(degree_of(geo, 3), 15u);
 }
@@ -127,7 +127,9 @@ TEST(Loaders, JsonGraphmlAndDotGiveTheSameGraph) {
   <edge source="n1" target="n2"><data key="l">7</data><data key="w">80</data></edge>
  </graph>
 </graphml>)");
-  fs::path dot = write_temp("t.dot", R"(graph g { a [up_mbps=8]; r [router=1]; b; a -- r [latency_ms=5, bandwidth_mbps=80]; r -- b [latency_ms=7, bandwidth_mbps=80]; })");
+  fs::path dot = write_temp(
+      "t.dot",
+      R"(graph g { a [up_mbps=8]; r [router=1]; b; a -- r [latency_ms=5, bandwidth_mbps=80]; r -- b [latency_ms=7, bandwidth_mbps=80]; })");
   std::string first;
   for (const fs::path& p : {json, graphml, dot}) {
     Topology t = topology_from(nlohmann::json{{"generator", "file"}, {"path", p.string()}}.dump());
@@ -135,8 +137,10 @@ TEST(Loaders, JsonGraphmlAndDotGiveTheSameGraph) {
     EXPECT_EQ(t.graph[t.nodes[0]].up, mbps(8)) << p;
     EXPECT_EQ(t.graph[t.nodes[1]].up, mbps(100)) << p;  // the default
     std::string d = canonical(t);
-    if (first.empty()) first = d;
-    else EXPECT_EQ(d, first) << p;
+    if (first.empty())
+      first = d;
+    else
+      EXPECT_EQ(d, first) << p;
     fs::remove(p);
   }
 }
@@ -154,7 +158,8 @@ TEST(Topologies, BadSpecsNameTheirPath) {
   EXPECT_NE(error_of(R"({"generator":"hypercube","nodes":4})").find("test: /generator: expected one of"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"generator":"ring"})").find("/nodes: expected a value"), std::string::npos);
-  EXPECT_NE(error_of(R"({"generator":"ring","nodes":0})").find("/nodes: expected an integer in [1, 100000]"), std::string::npos);
+  EXPECT_NE(error_of(R"({"generator":"ring","nodes":0})").find("/nodes: expected an integer in [1, 100000]"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"generator":"random-regular","nodes":5,"degree":3})").find("/degree"), std::string::npos);
   EXPECT_NE(error_of(R"({"generator":"erdos-renyi","nodes":5,"p":2})").find("/p: expected a probability"),
             std::string::npos);

@@ -126,7 +126,8 @@ TEST(Wan, BadFactorsNameTheirPath) {
                       "(a factor)"),
             std::string::npos);
   EXPECT_NE(error({{"link", link}, {"capacity_factor", pts(1, 1e-9)}}).find("[0.001, 1000]"), std::string::npos);
-  EXPECT_NE(error({{"link", link}, {"capacity_factor", nlohmann::json{{"points", {{1, "half"}}}}}}).find("/capacity_factor/points/0/1"),
+  EXPECT_NE(error({{"link", link}, {"capacity_factor", nlohmann::json{{"points", {{1, "half"}}}}}})
+                .find("/capacity_factor/points/0/1"),
             std::string::npos);
   // 1e7 Mbit/s x 1000 is over 1e9; 5000 ms x 1000 is over 1e6 ms.
   EXPECT_NE(error({{"link", link}, {"capacity_factor", pts(1, 1000)}})
@@ -167,10 +168,10 @@ TEST(Wan, AFlowAtADiurnalLinkDrainsWhatTheCurveAllows) {
   // 8 Mbit/s mean, amplitude 0.5, a period of 4 s in steps of 1 s: 8, 12, 8, 4
   // Mbit/s = 1, 1.5, 1, 0.5 MB/s. 3 MB from 0.01 s: 0.99 MB by 1 s, 1.5 MB by
   // 2 s (2.49), the last 0.51 MB at 1 MB/s: 2.51 s.
-  FlowRecord f = lone_flow(
-      {{{"link", {"a", "b"}},
-        {"capacity_mbps", {{"diurnal", {{"mean", 8}, {"amplitude", 0.5}, {"period_s", 4}, {"step_s", 1}}}}}}},
-      3'000'000);
+  FlowRecord f =
+      lone_flow({{{"link", {"a", "b"}},
+                  {"capacity_mbps", {{"diurnal", {{"mean", 8}, {"amplitude", 0.5}, {"period_s", 4}, {"step_s", 1}}}}}}},
+                3'000'000);
   EXPECT_EQ(f.finish, seconds(2.51));
 }
 
@@ -181,7 +182,8 @@ TEST(Wan, RandomProfilesAreTheSameForTheSameSeed) {
         {{"random_walk", {{"start", 8}, {"sigma", 0.3}, {"step_s", 0.5}, {"min", 1}, {"max", 50}, {"until_s", 20}}}}}},
       {{"access", 1},
        {"capacity_mbps",
-        {{"on_off", {{"on", 100}, {"up_s", {{"dist", "exponential"}, {"mean", 2}}}, {"down_s", 1}, {"until_s", 20}}}}}}};
+        {{"on_off",
+          {{"on", 100}, {"up_s", {{"dist", "exponential"}, {"mean", 2}}}, {"down_s", 1}, {"until_s", 20}}}}}}};
   Recorder a, b;
   FlowRecord fa = lone_flow(j, 5'000'000, &a), fb = lone_flow(j, 5'000'000, &b);
   EXPECT_EQ(fa.finish, fb.finish);
@@ -249,8 +251,9 @@ TEST(Wan, BadProfilesAndOverridesNameTheirPath) {
   auto link = [](nlohmann::json profile) {
     return nlohmann::json::array({{{"link", {"a", "b"}}, {"capacity_mbps", profile}}});
   };
-  EXPECT_NE(error(link({{"points", {{-1, 8}}}})).find("test.json: /network/profiles/0/capacity_mbps: expected point 0 "
-                                                       "(time -1 s): a time in [0, 1e9] s"),
+  EXPECT_NE(error(link({{"points", {{-1, 8}}}}))
+                .find("test.json: /network/profiles/0/capacity_mbps: expected point 0 "
+                      "(time -1 s): a time in [0, 1e9] s"),
             std::string::npos);
   EXPECT_NE(error(link({{"points", {{1, 8}, {1, 4}}}})).find("point 1 (time 1 s): a time after the previous point's"),
             std::string::npos);
@@ -258,7 +261,8 @@ TEST(Wan, BadProfilesAndOverridesNameTheirPath) {
   EXPECT_NE(error(link({{"points", {{1, -3}}}})).find("0 or a value in [0.001, 1e+09] Mbit/s"), std::string::npos);
   EXPECT_NE(error(link({{"csv", "/nonexistent/trace.csv"}})).find("/capacity_mbps/csv: expected an existing CSV file"),
             std::string::npos);
-  EXPECT_NE(error(link({{"points", {{1, 8}}}, {"csv", "x.csv"}})).find("exactly one of points, csv"), std::string::npos);
+  EXPECT_NE(error(link({{"points", {{1, 8}}}, {"csv", "x.csv"}})).find("exactly one of points, csv"),
+            std::string::npos);
   EXPECT_NE(error({{{"link", {"a", "zz"}}, {"capacity_mbps", {{"points", {{0, 1}}}}}}})
                 .find("/network/profiles/0/link/1: expected the name of a vertex"),
             std::string::npos);
@@ -290,12 +294,15 @@ TEST(Wan, BadProfilesAndOverridesNameTheirPath) {
   };
   EXPECT_NE(scenario_error({{{"nodes", {9}}, {"iteration_ms", 5}}}).find("/overrides/0/nodes/0: expected a node id"),
             std::string::npos);
-  EXPECT_NE(scenario_error({{{"range", {3, 1}}, {"jitter", 0.1}}}).find("/overrides/0/range/1: expected a node id >= the first"),
+  EXPECT_NE(scenario_error({{{"range", {3, 1}}, {"jitter", 0.1}}})
+                .find("/overrides/0/range/1: expected a node id >= the first"),
             std::string::npos);
   EXPECT_NE(scenario_error({{{"all", true}, {"jitter", 2}}}).find("/overrides/0/jitter: expected a number in [0, 0.9]"),
             std::string::npos);
-  EXPECT_NE(scenario_error({{{"all", true}, {"colour", 2}}}).find("/overrides/0/colour: unknown key"), std::string::npos);
-  EXPECT_NE(scenario_error({{{"iteration_ms", 5}}}).find("/overrides/0: expected exactly one of nodes"), std::string::npos);
+  EXPECT_NE(scenario_error({{{"all", true}, {"colour", 2}}}).find("/overrides/0/colour: unknown key"),
+            std::string::npos);
+  EXPECT_NE(scenario_error({{{"iteration_ms", 5}}}).find("/overrides/0: expected exactly one of nodes"),
+            std::string::npos);
 }
 
 }  // namespace

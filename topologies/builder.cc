@@ -78,16 +78,16 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
       int rows = positive_int(r, "rows", 1, limits.nodes), cols = positive_int(r, "cols", 1, limits.nodes);
       const int64_t cells = int64_t(rows) * cols;
       if (cells > limits.nodes)
-        r.fail("cols", fmt::format("rows * cols within /limits/nodes = {} (got {} x {} = {})", limits.nodes, rows,
-                                   cols, cells));
+        r.fail("cols", fmt::format("rows * cols within /limits/nodes = {} (got {} x {} = {})", limits.nodes, rows, cols,
+                                   cells));
       if (r.has("nodes")) r.require(r.integer("nodes") == cells, "nodes", "rows * cols");
       n = static_cast<int>(cells);
       check_links(r, "cols", n, 2.0 * n, limits, "torus");
       edges = torus_edges(rows, cols);
       return true;
     }
-    if (kind != "complete" && kind != "ring" && kind != "star" && kind != "random-regular" &&
-        kind != "erdos-renyi" && kind != "watts-strogatz" && kind != "barabasi-albert")
+    if (kind != "complete" && kind != "ring" && kind != "star" && kind != "random-regular" && kind != "erdos-renyi" &&
+        kind != "watts-strogatz" && kind != "barabasi-albert")
       return false;
     n = positive_int(r, "nodes", 1, limits.nodes);
     const double pairs = 0.5 * n * (n - 1.0);
@@ -102,7 +102,8 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
     if (kind == "random-regular") {
       int d = positive_int(r, "degree", 1, limits.nodes);
       r.require(d < n && (static_cast<long>(n) * d) % 2 == 0, "degree", "a degree < nodes with nodes*degree even");
-      r.require(d >= 2 || n == 2, "degree", "a degree >= 2 (a 1-regular graph is pairs: never connected beyond 2 nodes)");
+      r.require(d >= 2 || n == 2, "degree",
+                "a degree >= 2 (a 1-regular graph is pairs: never connected beyond 2 nodes)");
       check_links(r, "degree", n, 0.5 * n * d, limits, "random regular graph");
       try {
         edges = random_regular_edges(n, d, rng);
@@ -191,7 +192,8 @@ void build_geo(const JsonReader& r, Builder& b) {
   JsonReader regions = g.at("regions");
   for (size_t i = 0; i < regions.array_size(); ++i) {
     names.push_back(regions.element(i).as_string());
-    if (std::count(names.begin(), names.end(), names.back()) > 1) regions.element(i).fail("a region name not used before");
+    if (std::count(names.begin(), names.end(), names.back()) > 1)
+      regions.element(i).fail("a region name not used before");
   }
   if (names.empty()) regions.fail("at least one region");
   const size_t k = names.size();
@@ -268,9 +270,11 @@ void build_from_raw(const RawGraph& raw, Builder& b, const std::string& file) {
   };
   for (auto [it, end] = boost::edges(raw); it != end; ++it) {
     const RawEdge& e = raw[*it];
-    const std::string where = fmt::format("edge {} -- {}", raw[boost::source(*it, raw)].name, raw[boost::target(*it, raw)].name);
+    const std::string where =
+        fmt::format("edge {} -- {}", raw[boost::source(*it, raw)].name, raw[boost::target(*it, raw)].name);
     if (!within(e.bandwidth, kCapacityMbps, true))
-      throw InputError(file, where + " bandwidth_mbps", fmt::format("a capacity in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
+      throw InputError(file, where + " bandwidth_mbps",
+                       fmt::format("a capacity in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
     if (!within(e.latency, kLatencyMs, false))
       throw InputError(file, where + " latency_ms", fmt::format("a latency in [0, {:g}] ms", kLatencyMs.max));
   }
@@ -278,8 +282,9 @@ void build_from_raw(const RawGraph& raw, Builder& b, const std::string& file) {
     const Raw& x = raw[v];
     for (double c : {x.up, x.down})
       if (!within(c, kCapacityMbps, true))
-        throw InputError(file, "vertex " + x.name, fmt::format("access capacities (up_mbps, down_mbps) in [{:g}, {:g}] Mbit/s",
-                                                                kCapacityMbps.min_draw, kCapacityMbps.max));
+        throw InputError(file, "vertex " + x.name,
+                         fmt::format("access capacities (up_mbps, down_mbps) in [{:g}, {:g}] Mbit/s",
+                                     kCapacityMbps.min_draw, kCapacityMbps.max));
     map[v] = b.add(x.name.empty() ? fmt::format("v{}", v) : x.name, !truthy(x.router), "", x.up, x.down);
   }
   for (auto [it, end] = boost::edges(raw); it != end; ++it) {
@@ -295,7 +300,9 @@ void load_file(const JsonReader& r, Builder& b) {
     if (fs::exists(beside) || !fs::exists(path)) path = beside;
   }
   std::string ext = path.extension().string();
-  std::string format = r.string("format", ext == ".graphml" || ext == ".xml" ? "graphml" : ext == ".dot" || ext == ".gv" ? "dot" : "json");
+  std::string format = r.string("format", ext == ".graphml" || ext == ".xml" ? "graphml"
+                                          : ext == ".dot" || ext == ".gv"    ? "dot"
+                                                                             : "json");
   if (!fs::exists(path)) r.fail("path", "an existing topology file (" + path.string() + " not found)");
   const std::string file = path.string();
   r.note_input("path", file);
@@ -332,7 +339,8 @@ void load_file(const JsonReader& r, Builder& b) {
       };
       Vertex a = end("a"), c = end("b");
       if (a == c) l.fail("b", "a vertex other than a (a link from a vertex to itself is refused)");
-      if (!seen.insert(pair_key(a, c)).second) l.fail("each pair of vertices joined at most once (this link repeats an earlier one)");
+      if (!seen.insert(pair_key(a, c)).second)
+        l.fail("each pair of vertices joined at most once (this link repeats an earlier one)");
       double bw = NAN, lat = NAN;
       Rng rng = b.streams.stream("link-values", pair_key(a, c));
       if (l.has("bandwidth_mbps"))
@@ -375,7 +383,8 @@ void load_file(const JsonReader& r, Builder& b) {
     throw InputError(file, "", fmt::format("at most /limits/nodes = {} vertices", b.limits.nodes));
   if (static_cast<int64_t>(boost::num_edges(b.t.graph)) > b.limits.links)
     throw InputError(file, "", fmt::format("at most /limits/links = {} links", b.limits.links));
-  b.t.description = fmt::format("file {}: {} nodes, {} vertices", file, b.t.node_count(), boost::num_vertices(b.t.graph));
+  b.t.description =
+      fmt::format("file {}: {} nodes, {} vertices", file, b.t.node_count(), boost::num_vertices(b.t.graph));
 }
 
 std::vector<std::vector<NodeId>> adjacency(int n, const EdgeList& edges) {
@@ -390,7 +399,6 @@ std::vector<std::vector<NodeId>> adjacency(int n, const EdgeList& edges) {
   }
   return adj;
 }
-
 
 // The first compute node that node 0 cannot reach over the links, or -1.
 NodeId unreachable_node(const Topology& t) {
@@ -447,8 +455,9 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
     for (auto [a, c] : edges) b.link(a, c);
     b.t.description = fmt::format("{}: {} nodes", kind, n);
   } else {
-    r.fail("generator",
-           "one of complete, ring, torus, star, random-regular, erdos-renyi, watts-strogatz, barabasi-albert, geo, file");
+    r.fail(
+        "generator",
+        "one of complete, ring, torus, star, random-regular, erdos-renyi, watts-strogatz, barabasi-albert, geo, file");
   }
 
   Topology& t = b.t;
@@ -461,16 +470,18 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
     bool unused = false;
     std::string pk = peers->string("generator");
     if (!structure(*peers, pk, streams, "peers", limits, pn, pe, unused) || pk == "star")
-      peers->fail("generator", "one of complete, ring, torus, random-regular, erdos-renyi, watts-strogatz, barabasi-albert");
+      peers->fail("generator",
+                  "one of complete, ring, torus, random-regular, erdos-renyi, watts-strogatz, barabasi-albert");
     if (pn != t.node_count()) peers->fail("nodes", fmt::format("{} (the topology's compute nodes)", t.node_count()));
     t.peers = adjacency(pn, pe);
     peers->done();
   } else if (has_routers) {
     const double pairs = 0.5 * t.node_count() * (t.node_count() - 1.0);
     if (pairs > static_cast<double>(limits.links))
-      r.fail(fmt::format("peers within /limits/links = {}: behind routers every pair of the {} nodes are peers by "
-                         "default ({:.4g} pairs); give /topology/peers to choose fewer",
-                         limits.links, t.node_count(), pairs));
+      r.fail(
+          fmt::format("peers within /limits/links = {}: behind routers every pair of the {} nodes are peers by "
+                      "default ({:.4g} pairs); give /topology/peers to choose fewer",
+                      limits.links, t.node_count(), pairs));
     t.peers = adjacency(t.node_count(), complete_edges(t.node_count()));
   } else {
     EdgeList ne;
@@ -483,8 +494,8 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
     for (NodeId i = 0; i < t.node_count(); ++i)
       if (t.peers[i].empty()) r.fail(fmt::format("every node to have a peer (node {} has none)", i));
   if (NodeId lost = unreachable_node(t); lost >= 0)
-    r.fail(fmt::format("a connected graph ({}): compute node {} ({}) cannot reach node 0 ({}) over the links", t.description, lost,
-                       t.graph[t.nodes[lost]].name, t.graph[t.nodes[0]].name));
+    r.fail(fmt::format("a connected graph ({}): compute node {} ({}) cannot reach node 0 ({}) over the links",
+                       t.description, lost, t.graph[t.nodes[lost]].name, t.graph[t.nodes[0]].name));
   return t;
 }
 

@@ -43,9 +43,9 @@ inline const Distribution::Bounds kLatencyMs{0, 1e6};
 
 // Values for whatever the topology leaves open, from /network.
 struct LinkDefaults {
-  Distribution up_mbps = Distribution::constant(100);      // access uplink, Mbit/s
-  Distribution down_mbps = Distribution::constant(100);    // access downlink, Mbit/s
-  Distribution latency_ms = Distribution::constant(10);    // one-way link latency, ms
+  Distribution up_mbps = Distribution::constant(100);          // access uplink, Mbit/s
+  Distribution down_mbps = Distribution::constant(100);        // access downlink, Mbit/s
+  Distribution latency_ms = Distribution::constant(10);        // one-way link latency, ms
   Distribution bandwidth_mbps = Distribution::constant(1000);  // link capacity, Mbit/s
 };
 
@@ -54,9 +54,9 @@ struct LinkDefaults {
 // the limit and the memory the graph would take, instead of running out of
 // memory or time.
 struct SizeLimits {
-  int64_t nodes = 100000;     // compute nodes (and vertices)
-  int64_t links = 10000000;   // links; an erdos-renyi draw visits every pair, so its pairs count too
-  double memory_gb = 16;      // estimated memory of a run (sim/scenario.h: estimate_memory)
+  int64_t nodes = 100000;    // compute nodes (and vertices)
+  int64_t links = 10000000;  // links; an erdos-renyi draw visits every pair, so its pairs count too
+  double memory_gb = 16;     // estimated memory of a run (sim/scenario.h: estimate_memory)
 };
 
 // Bytes the built graph takes, about (vertices with their access links and

@@ -14,8 +14,8 @@ using EdgeList = std::vector<std::pair<int, int>>;
 
 EdgeList complete_edges(int n);
 EdgeList ring_edges(int n);
-EdgeList torus_edges(int rows, int cols);            // 2-D torus, 4 neighbours
-EdgeList star_edges(int n);                          // vertex 0 is the hub
+EdgeList torus_edges(int rows, int cols);  // 2-D torus, 4 neighbours
+EdgeList star_edges(int n);                // vertex 0 is the hub
 // Random d-regular graph (n*d even, d < n): random stub pairing that redraws
 // pairs making loops or double edges (Steger and Wormald 1999), restarted
 // when stuck or disconnected.

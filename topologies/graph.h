@@ -15,9 +15,9 @@ namespace gossipsim {
 
 struct VertexInfo {
   std::string name;
-  bool is_node = true;   // false: a router (no access links, no training)
-  std::string region;    // geo topologies only
-  Rate up, down;         // access capacities, compute nodes only
+  bool is_node = true;  // false: a router (no access links, no training)
+  std::string region;   // geo topologies only
+  Rate up, down;        // access capacities, compute nodes only
 };
 
 struct EdgeInfo {
@@ -32,7 +32,7 @@ using NodeId = int;  // index of a compute node, 0..node_count()-1
 
 struct Topology {
   Graph graph;
-  std::vector<Vertex> nodes;             // node id -> vertex
+  std::vector<Vertex> nodes;               // node id -> vertex
   std::vector<std::vector<NodeId>> peers;  // gossip neighbours of each node, sorted
   std::string description;
 

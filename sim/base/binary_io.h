@@ -67,7 +67,9 @@ class BinaryReader {
     if (n > 0) std::memcpy(data, bytes, n);
   }
   bool at_end() const { return at_ == in_.size(); }
-  [[noreturn]] void fail() const { throw InputError(what_, "", "expected a whole checkpoint (this one is cut short or foreign)"); }
+  [[noreturn]] void fail() const {
+    throw InputError(what_, "", "expected a whole checkpoint (this one is cut short or foreign)");
+  }
 
  private:
   const char* take(size_t n) {

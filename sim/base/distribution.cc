@@ -29,13 +29,17 @@ struct Distribution::Reader {
   // periods, 1 kbit/s for capacities) also bounds every location parameter
   // from below: a value under it would be raised to it without a word.
   Reader(const JsonReader& r, Domain domain, Bounds b)
-      : r(r), positive(domain == Domain::kPositive), nonneg(domain != Domain::kAny), bounds(b),
+      : r(r),
+        positive(domain == Domain::kPositive),
+        nonneg(domain != Domain::kAny),
+        bounds(b),
         sign((b.min_draw > 0 ? fmt::format("a number >= {:g}", b.min_draw)
                              : std::string(positive ? "a number > 0" : "a number >= 0")) +
              (std::isfinite(b.max) ? fmt::format(" and <= {:g}", b.max) : "")) {}
 
   bool bad(double v) const {
-    return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max || (bounds.min_draw > 0 && v < bounds.min_draw);
+    return (positive && !(v > 0)) || (nonneg && v < 0) || v > bounds.max ||
+           (bounds.min_draw > 0 && v < bounds.min_draw);
   }
   void at_least_floor(const std::string& key, double v) const {
     if (bounds.min_draw > 0 && v < bounds.min_draw) r.fail(key, fmt::format("a number >= {:g}", bounds.min_draw));
@@ -124,25 +128,25 @@ Distribution Distribution::parse(const JsonReader& r, Domain domain, Bounds boun
   if (!r.value().is_object()) r.fail("a number or an object {\"dist\": ...}");
   using Read = void (Reader::*)(Distribution&) const;
   static const std::vector<std::tuple<std::string, Kind, Read>> kinds = {
-      {"constant", Kind::kConstant, &Reader::constant},          {"uniform", Kind::kUniform, &Reader::uniform},
-      {"normal", Kind::kNormal, &Reader::normal},                {"lognormal", Kind::kLognormal, &Reader::lognormal},
-      {"exponential", Kind::kExponential, &Reader::exponential}, {"pareto", Kind::kPareto, &Reader::pareto},
+      {"constant", Kind::kConstant, &Reader::constant},
+      {"uniform", Kind::kUniform, &Reader::uniform},
+      {"normal", Kind::kNormal, &Reader::normal},
+      {"lognormal", Kind::kLognormal, &Reader::lognormal},
+      {"exponential", Kind::kExponential, &Reader::exponential},
+      {"pareto", Kind::kPareto, &Reader::pareto},
       {"empirical", Kind::kEmpirical, &Reader::empirical}};
   Distribution d;
   d.bounds_ = bounds;
   const std::string kind = r.string("dist");
   auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return std::get<0>(k) == kind; });
-  if (it == kinds.end())
-    r.fail("dist", "one of constant, uniform, normal, lognormal, exponential, pareto, empirical");
+  if (it == kinds.end()) r.fail("dist", "one of constant, uniform, normal, lognormal, exponential, pareto, empirical");
   d.kind_ = std::get<1>(*it);
   (read.*std::get<2>(*it))(d);
   r.done();
   return d;
 }
 
-double Distribution::sample(Rng& rng) const {
-  return std::clamp(draw(rng), bounds_.min_draw, bounds_.max);
-}
+double Distribution::sample(Rng& rng) const { return std::clamp(draw(rng), bounds_.min_draw, bounds_.max); }
 
 double Distribution::draw(Rng& rng) const {
   switch (kind_) {
@@ -173,12 +177,18 @@ double Distribution::draw(Rng& rng) const {
 
 double Distribution::mean() const {
   switch (kind_) {
-    case Kind::kConstant: return a_;
-    case Kind::kUniform: return (a_ + b_) / 2;
-    case Kind::kNormal: return a_;
-    case Kind::kLognormal: return a_ * std::exp(b_ * b_ / 2);
-    case Kind::kExponential: return a_;
-    case Kind::kPareto: return b_ > 1 ? a_ * b_ / (b_ - 1) : INFINITY;
+    case Kind::kConstant:
+      return a_;
+    case Kind::kUniform:
+      return (a_ + b_) / 2;
+    case Kind::kNormal:
+      return a_;
+    case Kind::kLognormal:
+      return a_ * std::exp(b_ * b_ / 2);
+    case Kind::kExponential:
+      return a_;
+    case Kind::kPareto:
+      return b_ > 1 ? a_ * b_ / (b_ - 1) : INFINITY;
     case Kind::kEmpirical: {
       double s = 0, prev = 0;
       for (size_t i = 0; i < values_.size(); ++i) {
@@ -225,7 +235,8 @@ double Distribution::expected_min(double cap) const {
   if (hi <= lo) return std::min(lo, cap);
   auto clamp = [&](double v) { return std::min(std::max(v, lo), hi); };
   switch (kind_) {
-    case Kind::kConstant: return clamp(a_);
+    case Kind::kConstant:
+      return clamp(a_);
     case Kind::kEmpirical: {
       double s = 0, prev = 0;
       for (size_t i = 0; i < values_.size(); ++i) {
@@ -250,11 +261,13 @@ double Distribution::expected_min(double cap) const {
                                   : std::pow(a_, b_) * (std::pow(hi, 1 - b_) - std::pow(x0, 1 - b_)) / (1 - b_);
       return lo + flat + tail;
     }
-    default: break;
+    default:
+      break;
   }
   auto survival = [&](double x) -> double {  // of the law before clamping, x >= 0
     switch (kind_) {
-      case Kind::kUniform: return x < a_ ? 1.0 : x >= b_ ? 0.0 : (b_ - x) / (b_ - a_);
+      case Kind::kUniform:
+        return x < a_ ? 1.0 : x >= b_ ? 0.0 : (b_ - x) / (b_ - a_);
       case Kind::kNormal: {
         if (b_ == 0) return x < a_ ? 1.0 : 0.0;
         const double tail = normal_tail((x - a_) / b_);
@@ -264,9 +277,12 @@ double Distribution::expected_min(double cap) const {
       }
       case Kind::kLognormal:
         return x <= 0 ? 1.0 : b_ == 0 ? (x < a_ ? 1.0 : 0.0) : normal_tail((std::log(x) - std::log(a_)) / b_);
-      case Kind::kExponential: return std::exp(-x / a_);
-      case Kind::kPareto: return x < a_ ? 1.0 : std::pow(a_ / x, b_);
-      default: return 0.0;
+      case Kind::kExponential:
+        return std::exp(-x / a_);
+      case Kind::kPareto:
+        return x < a_ ? 1.0 : std::pow(a_ / x, b_);
+      default:
+        return 0.0;
     }
   };
   // min(clamp(X), T) >= lo always: lo plus the integral of P(X > x) over [lo, hi).
@@ -275,13 +291,20 @@ double Distribution::expected_min(double cap) const {
 
 std::string Distribution::describe() const {
   switch (kind_) {
-    case Kind::kConstant: return fmt::format("{}", a_);
-    case Kind::kUniform: return fmt::format("uniform({}, {})", a_, b_);
-    case Kind::kNormal: return fmt::format("normal({}, {})", a_, b_);
-    case Kind::kLognormal: return fmt::format("lognormal(median {}, sigma {})", a_, b_);
-    case Kind::kExponential: return fmt::format("exponential(mean {})", a_);
-    case Kind::kPareto: return fmt::format("pareto({}, {})", a_, b_);
-    case Kind::kEmpirical: return fmt::format("empirical({} values)", values_.size());
+    case Kind::kConstant:
+      return fmt::format("{}", a_);
+    case Kind::kUniform:
+      return fmt::format("uniform({}, {})", a_, b_);
+    case Kind::kNormal:
+      return fmt::format("normal({}, {})", a_, b_);
+    case Kind::kLognormal:
+      return fmt::format("lognormal(median {}, sigma {})", a_, b_);
+    case Kind::kExponential:
+      return fmt::format("exponential(mean {})", a_);
+    case Kind::kPareto:
+      return fmt::format("pareto({}, {})", a_, b_);
+    case Kind::kEmpirical:
+      return fmt::format("empirical({} values)", values_.size());
   }
   return "?";
 }

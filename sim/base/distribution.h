@@ -50,7 +50,7 @@ class Distribution {
   static Distribution parse(const JsonReader& r, Domain domain, Bounds bounds = Bounds());
 
   double sample(Rng& rng) const;  // a draw, clamped into the bounds
-  double mean() const;  // of the untruncated law; used for nominal figures
+  double mean() const;            // of the untruncated law; used for nominal figures
   // E[min(X, cap)] of the draws as sample() gives them (clamped into the
   // bounds), cap > 0: finite where the mean is not (a Pareto of shape <= 1)
   // and unmoved by a rare huge value. T / expected_min(T) estimates how many

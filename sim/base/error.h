@@ -13,15 +13,16 @@ class InputError : public std::runtime_error {
  public:
   InputError(std::string file, std::string path, std::string expected)
       : std::runtime_error(format(file, path, expected)),
-        file_(std::move(file)), path_(std::move(path)), expected_(std::move(expected)) {}
+        file_(std::move(file)),
+        path_(std::move(path)),
+        expected_(std::move(expected)) {}
 
   const std::string& file() const { return file_; }
   const std::string& path() const { return path_; }
   const std::string& expected() const { return expected_; }
 
  private:
-  static std::string format(const std::string& file, const std::string& path,
-                            const std::string& expected) {
+  static std::string format(const std::string& file, const std::string& path, const std::string& expected) {
     std::string where = file.empty() ? std::string("<input>") : file;
     if (!path.empty()) where += ": " + path;
     return where + ": " + expected;
@@ -36,7 +37,9 @@ class InputError : public std::runtime_error {
 class WriteError : public std::runtime_error {
  public:
   WriteError(std::string path, std::string reason)
-      : std::runtime_error("cannot write " + path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}
+      : std::runtime_error("cannot write " + path + ": " + reason),
+        path_(std::move(path)),
+        reason_(std::move(reason)) {}
   const std::string& path() const { return path_; }
   const std::string& reason() const { return reason_; }
 

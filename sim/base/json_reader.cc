@@ -13,9 +13,12 @@ namespace {
 std::string escape_pointer(const std::string& key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -181,9 +184,7 @@ std::string JsonReader::as_string() const {
 }
 
 double JsonReader::number(const std::string& key) const { return at(key).as_number(); }
-double JsonReader::number(const std::string& key, double fallback) const {
-  return has(key) ? number(key) : fallback;
-}
+double JsonReader::number(const std::string& key, double fallback) const { return has(key) ? number(key) : fallback; }
 int64_t JsonReader::integer(const std::string& key) const { return at(key).as_integer(); }
 int64_t JsonReader::integer(const std::string& key, int64_t fallback) const {
   return has(key) ? integer(key) : fallback;

@@ -6,8 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>

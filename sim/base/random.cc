@@ -28,8 +28,6 @@ uint64_t uniform_index(Rng& rng, uint64_t n) {
   return boost::random::uniform_int_distribution<uint64_t>(0, n - 1)(rng);
 }
 
-double uniform01(Rng& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+double uniform01(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 }  // namespace gossipsim

@@ -28,8 +28,14 @@ class Time {
 
   constexpr Time operator+(Time o) const { return Time(ns_ + o.ns_); }
   constexpr Time operator-(Time o) const { return Time(ns_ - o.ns_); }
-  Time& operator+=(Time o) { ns_ += o.ns_; return *this; }
-  Time& operator-=(Time o) { ns_ -= o.ns_; return *this; }
+  Time& operator+=(Time o) {
+    ns_ += o.ns_;
+    return *this;
+  }
+  Time& operator-=(Time o) {
+    ns_ -= o.ns_;
+    return *this;
+  }
   constexpr Time operator*(int64_t k) const { return Time(ns_ * k); }
   constexpr bool operator==(Time o) const { return ns_ == o.ns_; }
   constexpr bool operator!=(Time o) const { return ns_ != o.ns_; }

@@ -171,8 +171,8 @@ MethodType adpsgd_type() {
   t.summary = "AD-PSGD (Lian et al. 2018): atomic pairwise averaging between active and passive nodes";
   t.merge = MethodType::Merge::kOwn;
   t.read_options = [](const JsonReader& r, MethodOptions& m) {
-    m.bipartition = r.choice("bipartition", EnumNames<Bipartition>{{"max-cut", Bipartition::kMaxCut},
-                                                                   {"regions", Bipartition::kRegions}});
+    m.bipartition = r.choice(
+        "bipartition", EnumNames<Bipartition>{{"max-cut", Bipartition::kMaxCut}, {"regions", Bipartition::kRegions}});
   };
   t.make = [](Cluster& c) { return std::make_unique<AdPsgd>(c); };
   return t;

@@ -53,9 +53,12 @@ class AllReduce : public Method {
     chunk_ = Bytes{(bytes + n - 1) / n};
     waiting_ = static_cast<int>(ring_.size());
     for (NodeId m : ring_)
-      c_.iterate(m, [this] {
-        if (--waiting_ == 0) reduce();
-      }, /*run_kernel=*/false);
+      c_.iterate(
+          m,
+          [this] {
+            if (--waiting_ == 0) reduce();
+          },
+          /*run_kernel=*/false);
   }
 
   void reduce() {
@@ -83,8 +86,8 @@ class AllReduce : public Method {
 
   Cluster& c_;
   Bytes chunk_;
-  std::vector<NodeId> ring_;     // this step's members, in id order
-  std::vector<FlowId> flows_;    // this phase's chunks
+  std::vector<NodeId> ring_;   // this step's members, in id order
+  std::vector<FlowId> flows_;  // this phase's chunks
   int waiting_ = 0;
   bool idle_ = false, reduced_ = false;
 };

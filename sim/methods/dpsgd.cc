@@ -45,13 +45,11 @@ class DPsgd : public NodeLoops {
  private:
   struct Node {
     int64_t round = 0, joined_at = 0;
-    bool waiting = false;  // sent this round's model, waiting for the neighbours'
+    bool waiting = false;                                     // sent this round's model, waiting for the neighbours'
     std::map<int64_t, std::map<NodeId, Cluster::Held>> held;  // by round, by sender
   };
 
-  double weight(NodeId i, NodeId j) const {
-    return 1.0 / (1.0 + std::max(c_.peers(i).size(), c_.peers(j).size()));
-  }
+  double weight(NodeId i, NodeId j) const { return 1.0 / (1.0 + std::max(c_.peers(i).size(), c_.peers(j).size())); }
 
   void compute(NodeId n) override {
     c_.iterate(n, [this, n] {
@@ -101,7 +99,8 @@ class DPsgd : public NodeLoops {
 MethodType dpsgd_type() {
   MethodType t;
   t.name = "dpsgd";
-  t.summary = "synchronous D-PSGD (Lian et al. 2017): rounds that mix every neighbour's model by Metropolis-Hastings weights";
+  t.summary =
+      "synchronous D-PSGD (Lian et al. 2017): rounds that mix every neighbour's model by Metropolis-Hastings weights";
   t.merge = MethodType::Merge::kOwn;
   t.make = [](Cluster& c) { return std::make_unique<DPsgd>(c); };
   return t;

@@ -32,9 +32,8 @@ class GoSgd : public NodeLoops {
     c_.iterate(n, [this, n] {
       if (uniform01(c_.rng(n)) < p_)
         if (const std::optional<NodeId> peer = c_.up_peer(n)) {
-          if (queue_ == PushQueue::kBlocking) return static_cast<void>(c_.send(n, *peer, [this, n](const FlowRecord&) {
-            compute(n);
-          }));
+          if (queue_ == PushQueue::kBlocking)
+            return static_cast<void>(c_.send(n, *peer, [this, n](const FlowRecord&) { compute(n); }));
           push(n, *peer);
         }
       compute(n);

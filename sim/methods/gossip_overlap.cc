@@ -17,7 +17,9 @@ namespace {
 class GossipOverlap : public NodeLoops {
  public:
   explicit GossipOverlap(Cluster& c)
-      : NodeLoops(c), steps_(c.ctx().options.local_steps), link_free_(c.ctx().options.ready == Ready::kLinkFree),
+      : NodeLoops(c),
+        steps_(c.ctx().options.local_steps),
+        link_free_(c.ctx().options.ready == Ready::kLinkFree),
         last_send_(c.size(), 0) {}
 
  private:
@@ -47,7 +49,8 @@ class GossipOverlap : public NodeLoops {
 MethodType gossip_overlap_type() {
   MethodType t;
   t.name = "gossip-overlap";
-  t.summary = "naive overlap: compute without pause, send to a random neighbour whenever nothing of its own is in flight";
+  t.summary =
+      "naive overlap: compute without pause, send to a random neighbour whenever nothing of its own is in flight";
   t.send_rule = true;
   t.make = [](Cluster& c) { return std::make_unique<GossipOverlap>(c); };
   return t;

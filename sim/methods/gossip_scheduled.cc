@@ -132,7 +132,7 @@ class GossipScheduled : public NodeLoops {
     std::vector<std::pair<NodeId, Side>> sides;  // what it reserves
   };
   struct Node {
-    std::map<NodeId, Time> est;   // by neighbour
+    std::map<NodeId, Time> est;    // by neighbour
     std::optional<uint64_t> plan;  // its transfer planned or in flight
     int64_t last_send = 0;
     std::vector<std::function<void()>> waiting;  // transfers waiting for this node to be free
@@ -293,9 +293,10 @@ MethodType gossip_scheduled_type() {
                                                              {"random-enabled", Selection::kRandomEnabled},
                                                              {"weighted", Selection::kWeighted}});
     m.info = r.choice("info", EnumNames<Info>{{"oracle", Info::kOracle}, {"gossiped", Info::kGossiped}});
-    m.reservation = r.choice("reservation", EnumNames<Reservation>{{"direction", Reservation::kDirection},
-                                                                   {"node", Reservation::kNode}});
-    m.exchange = r.choice("exchange", EnumNames<Exchange>{{"push", Exchange::kPush}, {"push-pull", Exchange::kPushPull}});
+    m.reservation = r.choice(
+        "reservation", EnumNames<Reservation>{{"direction", Reservation::kDirection}, {"node", Reservation::kNode}});
+    m.exchange =
+        r.choice("exchange", EnumNames<Exchange>{{"push", Exchange::kPush}, {"push-pull", Exchange::kPushPull}});
     m.ewma = r.number("ewma", m.ewma);
     r.require(m.ewma > 0 && m.ewma <= 1, "ewma", "a number in (0, 1]");
   };

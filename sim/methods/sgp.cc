@@ -61,11 +61,11 @@ class PushSum : public NodeLoops {
 
  private:
   struct Node {
-    int64_t round = 0;      // rounds completed
-    int64_t joined_at = 0;  // the round it (re)joined at
-    int64_t next = 0;       // messages of rounds < next are merged or will not come
-    int steps = 0;          // iterations into the current round
-    bool waiting = false;   // finished a round, blocked on a message
+    int64_t round = 0;                      // rounds completed
+    int64_t joined_at = 0;                  // the round it (re)joined at
+    int64_t next = 0;                       // messages of rounds < next are merged or will not come
+    int steps = 0;                          // iterations into the current round
+    bool waiting = false;                   // finished a round, blocked on a message
     std::map<int64_t, Cluster::Held> held;  // arrived, not merged, by round
     std::set<int64_t> settled;              // rounds >= next merged or lost
   };
@@ -83,8 +83,10 @@ class PushSum : public NodeLoops {
         node.waiting = true;
       }
       merge_ready(n);
-      if (node.waiting) try_start(n);
-      else compute(n);
+      if (node.waiting)
+        try_start(n);
+      else
+        compute(n);
     });
   }
 

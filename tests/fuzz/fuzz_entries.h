@@ -12,8 +12,8 @@
 
 #include <unistd.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -52,8 +52,8 @@ void expect_refusal_at_most(F&& f) {
 // A scenario document, as `gossipsim validate` reads it (without the data).
 inline void scenario_entry(const uint8_t* data, size_t size) {
   expect_refusal_at_most([&] {
-    nlohmann::json doc = JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size),
-                                                "fuzz/scenario.json", "");
+    nlohmann::json doc =
+        JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz/scenario.json", "");
     if (doc.is_object()) {
       const SizeLimits l = harness_limits();
       doc["limits"] = {{"nodes", l.nodes}, {"links", l.links}, {"memory_gb", l.memory_gb}};
@@ -110,7 +110,8 @@ inline void play(const std::vector<WanProfile>& profiles) {
   Simulator sim;
   Network net(sim, wan_topology());
   Recorder recorder;
-  WanDynamics wan(sim, net, recorder, profiles, {}, [](NodeId, double) {}, 1);
+  WanDynamics wan(
+      sim, net, recorder, profiles, {}, [](NodeId, double) {}, 1);
   wan.start();
   const uint64_t cap = static_cast<uint64_t>(estimate) + profiles.size() + 1;  // + one at exactly 20 s each
   sim.run(seconds(20), [&] { return sim.executed() <= cap; });
@@ -119,9 +120,9 @@ inline void play(const std::vector<WanProfile>& profiles) {
 
 // Extremes that profiles meet at the edges of the clock and of memory.
 inline double extreme(uint8_t b) {
-  static const double kValues[] = {0,    1e-9, 2e-9, 1e-6,   5e-4, 1e-3, 0.0011, 0.5,    1,
-                                   3,    7.5,  100,  86400,  1e6,  1e9,  1e12,   1e300,  -1,
-                                   -1e-9, NAN, INFINITY, 0.001 * 1e6, 1000.0 / 1e6, 123.456789};
+  static const double kValues[] = {0,     1e-9, 2e-9,  1e-6, 5e-4,     1e-3,        0.0011,       0.5,
+                                   1,     3,    7.5,   100,  86400,    1e6,         1e9,          1e12,
+                                   1e300, -1,   -1e-9, NAN,  INFINITY, 0.001 * 1e6, 1000.0 / 1e6, 123.456789};
   return kValues[b % (sizeof kValues / sizeof kValues[0])];
 }
 
@@ -149,27 +150,34 @@ inline void profile_entry(const uint8_t* data, size_t size) {
       nlohmann::json profile;
       switch (at(0) % 4) {
         case 0:
-          profile["diurnal"] = {{"mean", extreme(at(1))}, {"amplitude", extreme(at(2)) / 1e3}, {"period_s", extreme(at(3))},
+          profile["diurnal"] = {{"mean", extreme(at(1))},
+                                {"amplitude", extreme(at(2)) / 1e3},
+                                {"period_s", extreme(at(3))},
                                 {"step_s", extreme(at(4))}};
           break;
         case 1: {
           nlohmann::json pts = nlohmann::json::array();
           double time = 0;
-          for (size_t i = 5; i + 1 < rest.size() && i < 64; i += 2) pts.push_back({time += extreme(at(i)), extreme(at(i + 1))});
+          for (size_t i = 5; i + 1 < rest.size() && i < 64; i += 2)
+            pts.push_back({time += extreme(at(i)), extreme(at(i + 1))});
           profile["points"] = pts.empty() ? nlohmann::json::array({{0, 1}}) : pts;
           profile["period_s"] = extreme(at(1));
           break;
         }
         case 2:
-          profile["random_walk"] = {{"start", extreme(at(1))}, {"sigma", extreme(at(2)) / 1e3}, {"step_s", extreme(at(3))},
-                                    {"min", extreme(at(4))}, {"max", extreme(at(5))}, {"until_s", extreme(at(6))}};
+          profile["random_walk"] = {{"start", extreme(at(1))},  {"sigma", extreme(at(2)) / 1e3},
+                                    {"step_s", extreme(at(3))}, {"min", extreme(at(4))},
+                                    {"max", extreme(at(5))},    {"until_s", extreme(at(6))}};
           break;
         default:
-          profile["on_off"] = {{"on", extreme(at(1))}, {"off", extreme(at(2))}, {"up_s", extreme(at(3))},
-                               {"down_s", {{"dist", "exponential"}, {"mean", extreme(at(4))}}}, {"until_s", extreme(at(5))}};
+          profile["on_off"] = {{"on", extreme(at(1))},
+                               {"off", extreme(at(2))},
+                               {"up_s", extreme(at(3))},
+                               {"down_s", {{"dist", "exponential"}, {"mean", extreme(at(4))}}},
+                               {"until_s", extreme(at(5))}};
       }
-      list = {{{"access", "n0"}, {"capacity_mbps", profile}}, {{"region_pair", {"us-east-1", "eu-west-1"}},
-                                                             {"latency_ms", profile}}};
+      list = {{{"access", "n0"}, {"capacity_mbps", profile}},
+              {{"region_pair", {"us-east-1", "eu-west-1"}}, {"latency_ms", profile}}};
       // Rounding in JSON text as a user would write it.
       list = nlohmann::json::parse(list.dump());
     }
@@ -181,8 +189,8 @@ inline void profile_entry(const uint8_t* data, size_t size) {
 // /churn as JSON, against the small topology.
 inline void churn_entry(const uint8_t* data, size_t size) {
   expect_refusal_at_most([&] {
-    nlohmann::json list = JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size),
-                                                 "fuzz/churn.json", "/churn");
+    nlohmann::json list =
+        JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz/churn.json", "/churn");
     parse_churn(JsonReader(list, "fuzz/scenario.json", "/churn"), wan_topology(), Streams(1));
   });
 }

@@ -12,8 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analysis/summary.h"
 #include "../test_util.h"
+#include "analysis/summary.h"
 #include "tests/kernels/workload_files.h"
 
 namespace gossipsim {
@@ -35,8 +35,7 @@ class Interrupted : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   int run(const std::string& args, const std::string& env = "", std::string* out = nullptr) {
-    return test::run_shell("cd " + dir_.string() + " && " + env + " " + GOSSIPSIM_BINARY + " run --quiet " + args,
-                           out);
+    return test::run_shell("cd " + dir_.string() + " && " + env + " " + GOSSIPSIM_BINARY + " run --quiet " + args, out);
   }
   // Every file of every method's folder (and the run's summary), byte for
   // byte, but for the wall-clock figures of summary.json.
@@ -77,7 +76,8 @@ class Interrupted : public ::testing::Test {
 // Two workers: the kernels run on the per-node chains, as in real runs.
 const std::string kTeaching =
     std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json --set /stop/virtual_s=5 --workers 2";
-const std::vector<std::string> kTeachingMethods = {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce", "single"};
+const std::vector<std::string> kTeachingMethods = {"gossip", "gossip-overlap", "gossip-scheduled", "allreduce",
+                                                   "single"};
 
 TEST_F(Interrupted, TeachingScenarioKilledTwiceResumesToTheSameBytes) {
   ASSERT_EQ(run(kTeaching + " --out straight"), 0);
@@ -148,10 +148,13 @@ TEST_F(Interrupted, AStopInALaterMethodWithoutPeriodicCheckpointsResumesToTheSam
 // A TorchScript model, a data file of tensors and a split file (docs/workloads.md).
 TEST_F(Interrupted, AnOwnWorkloadKilledResumesToTheSameBytesAndRefusesAChangedDataFile) {
   test::save_module((dir_ / "mlp.pt").string(),
-                    {{"w1", 0.3 * torch::ones({6, 4})}, {"b1", torch::zeros({6})}, {"w2", 0.1 * torch::ones({4, 6})},
+                    {{"w1", 0.3 * torch::ones({6, 4})},
+                     {"b1", torch::zeros({6})},
+                     {"w2", 0.1 * torch::ones({4, 6})},
                      {"b2", torch::zeros({4})}},
-                    {}, "def forward(self, x):\n  return torch.linear(torch.relu(torch.linear(x, self.w1, self.b1)), "
-                        "self.w2, self.b2)\n");
+                    {},
+                    "def forward(self, x):\n  return torch.linear(torch.relu(torch.linear(x, self.w1, self.b1)), "
+                    "self.w2, self.b2)\n");
   test::save_blobs((dir_ / "blobs.pt").string(), 240, 40, 4, 4);
   {
     std::ofstream split(dir_ / "split.txt");
@@ -169,7 +172,8 @@ TEST_F(Interrupted, AnOwnWorkloadKilledResumesToTheSameBytesAndRefusesAChangedDa
   EXPECT_EQ(run("own.json --out changed --checkpoint-every 1", "GOSSIPSIM_TEST_RAISE=2:9"), 128 + SIGKILL);
   test::save_blobs((dir_ / "blobs.pt").string(), 240, 41, 4, 4);
   EXPECT_EQ(run("--resume changed", "", &said), 2) << said;
-  EXPECT_NE(said.find("/workload/dataset/tensors: expected " + (dir_ / "blobs.pt").string() + " as it was when the run began"),
+  EXPECT_NE(said.find("/workload/dataset/tensors: expected " + (dir_ / "blobs.pt").string() +
+                      " as it was when the run began"),
             std::string::npos)
       << said;
 }
@@ -200,7 +204,8 @@ TEST_F(Interrupted, ResumeWithoutACheckpointSaysSo) {
   std::ofstream(dir_ / "r/notes.txt") << "mine";
   EXPECT_EQ(run("--resume r", "", &said), 2);
   EXPECT_NE(said.find("--resume r: expected a new folder, an empty one or an earlier gossipsim result"),
-            std::string::npos) << said;
+            std::string::npos)
+      << said;
   EXPECT_EQ(read(dir_ / "r/notes.txt"), "mine");
   fs::remove_all(dir_ / "r");
   std::ofstream(dir_ / "r.checkpoint/current/learner.bin") << "garbage";

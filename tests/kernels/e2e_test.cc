@@ -82,11 +82,12 @@ TEST(EndToEnd, Cifar100ScenarioRunsOnFilesInItsBinaryFormat) {
   };
   write("train.bin", 64);
   write("test.bin", 16);
-  std::string cmd = std::string(GOSSIPSIM_BINARY) + " run " + GOSSIPSIM_SOURCE_DIR +
-                    "/scenarios/paper/cifar100-heterogeneous.json --quiet --out " + (dir / "out").string() +
-                    " --set /workload/data_dir=" + (dir / "data").string() +
-                    " --set /topology/nodes=2 --set /stop/virtual_s=0.6 --set /eval/every_s=0.3 --set /eval/test_samples=16"
-                    " --methods scheduled-min-finish,allreduce 2>&1";
+  std::string cmd =
+      std::string(GOSSIPSIM_BINARY) + " run " + GOSSIPSIM_SOURCE_DIR +
+      "/scenarios/paper/cifar100-heterogeneous.json --quiet --out " + (dir / "out").string() +
+      " --set /workload/data_dir=" + (dir / "data").string() +
+      " --set /topology/nodes=2 --set /stop/virtual_s=0.6 --set /eval/every_s=0.3 --set /eval/test_samples=16"
+      " --methods scheduled-min-finish,allreduce 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream in(dir / "out" / "summary.json");
   auto summary = nlohmann::json::parse(in);

@@ -6,14 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/models.h"
-#include "kernels/node_store.h"
-#include "kernels/sgd.h"
-#include "../test_util.h"
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "../test_util.h"
+#include "kernels/models.h"
+#include "kernels/node_store.h"
+#include "kernels/sgd.h"
 
 namespace gossipsim {
 namespace {
@@ -74,11 +74,12 @@ TEST(Fusion, StackedStepsAndEvaluationsEqualPerNodeOnesBitForBit) {
       const int64_t len = std::min<int64_t>(kEvaluationChunk, 232 - at);
       auto logits = view.net().forward(tx.narrow(0, at, len));
       // Each sample's loss in double, summed (the evaluation's definition).
-      loss += torch::nn::functional::cross_entropy(logits, ty.narrow(0, at, len),
-                                                   torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
-                  .to(torch::kDouble)
-                  .sum()
-                  .item<double>();
+      loss +=
+          torch::nn::functional::cross_entropy(logits, ty.narrow(0, at, len),
+                                               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+              .to(torch::kDouble)
+              .sum()
+              .item<double>();
       correct += logits.argmax(1).eq(ty.narrow(0, at, len)).sum().item<double>();
     }
     EXPECT_EQ(results[n].first, correct / 232) << n;
@@ -92,13 +93,13 @@ TEST(Fusion, OnlyShapesWhoseProductsTakeThePerEntryPathAreFused) {
   spec.model.hidden = {64};
   spec.batch = 32;
   EXPECT_TRUE(StackedMlp::supports(spec, 64, 10, false, {128, 104}));
-  EXPECT_FALSE(StackedMlp::supports(spec, 64, 10, true, {128}));       // augmented data
+  EXPECT_FALSE(StackedMlp::supports(spec, 64, 10, true, {128}));  // augmented data
   spec.model.hidden = {16};
   EXPECT_TRUE(StackedMlp::supports(spec, 16, 10, false, {128}));
   EXPECT_FALSE(StackedMlp::supports(spec, 16, 10, false, {128, 1}));  // a last chunk of 1: 1 x 16 x 16 < 400
   spec.model.hidden = {64};
   spec.batch = 1;
-  EXPECT_FALSE(StackedMlp::supports(spec, 8, 2, false, {128}));        // 1 x 64 x 2 = 128 < 400
+  EXPECT_FALSE(StackedMlp::supports(spec, 8, 2, false, {128}));  // 1 x 64 x 2 = 128 < 400
   spec.model.name = "cnn";
   EXPECT_FALSE(StackedMlp::supports(spec, 784, 10, false, {128}));
 }
@@ -120,13 +121,15 @@ std::string read_file(const std::string& path) {
 // order the event loop asks for them alone; the numbers on nothing.
 TEST(Fusion, RunsWriteTheSameCsvsFusedOrNotOnOneWorkerOrTwo) {
   const std::string dir = std::filesystem::temp_directory_path() / ("gossipsim-fusion-" + std::to_string(::getpid()));
-  const std::string base = std::string(GOSSIPSIM_BINARY) + " run " + GOSSIPSIM_SOURCE_DIR +
-                           "/scenarios/teaching/synthetic-4.json --quiet --force --set /stop/virtual_s=6 "
-                           "--set /workload/optimizer/momentum=0.9 --set /workload/optimizer/weight_decay=0.0005 "
-                           "--set '/workload/optimizer/schedule={\"kind\":\"step\",\"every_epochs\":0.5,\"gamma\":0.5}'";
-  const std::vector<std::pair<std::string, std::string>> runs = {
-      {"fused1", "--workers 1"}, {"fused2", "--workers 2"},
-      {"single1", "--workers 1 --set /workload/fuse=false"}, {"single2", "--workers 2 --set /workload/fuse=false"}};
+  const std::string base =
+      std::string(GOSSIPSIM_BINARY) + " run " + GOSSIPSIM_SOURCE_DIR +
+      "/scenarios/teaching/synthetic-4.json --quiet --force --set /stop/virtual_s=6 "
+      "--set /workload/optimizer/momentum=0.9 --set /workload/optimizer/weight_decay=0.0005 "
+      "--set '/workload/optimizer/schedule={\"kind\":\"step\",\"every_epochs\":0.5,\"gamma\":0.5}'";
+  const std::vector<std::pair<std::string, std::string>> runs = {{"fused1", "--workers 1"},
+                                                                 {"fused2", "--workers 2"},
+                                                                 {"single1", "--workers 1 --set /workload/fuse=false"},
+                                                                 {"single2", "--workers 2 --set /workload/fuse=false"}};
   for (const auto& [name, args] : runs) {
     std::string said;
     ASSERT_EQ(test::run_shell(base + " " + args + " --out " + dir + "/" + name, &said), 0) << said;
@@ -138,8 +141,9 @@ TEST(Fusion, RunsWriteTheSameCsvsFusedOrNotOnOneWorkerOrTwo) {
     for (const char* csv : {"metrics.csv", "transfers.csv", "nodes.csv", "events.csv", "comm_matrix.csv"}) {
       const std::string label = m["label"], reference = read_file(dir + "/fused1/" + label + "/" + csv);
       ASSERT_FALSE(reference.empty()) << label << " " << csv;
-      for (const auto& [name, args] : runs) EXPECT_EQ(read_file(dir + "/" + name + "/" + label + "/" + csv), reference)
-          << name << " " << label << " " << csv;
+      for (const auto& [name, args] : runs)
+        EXPECT_EQ(read_file(dir + "/" + name + "/" + label + "/" + csv), reference)
+            << name << " " << label << " " << csv;
       ++compared;
     }
   EXPECT_EQ(compared, 5 * 5);

@@ -176,8 +176,7 @@ TEST(Learner, InterleavedNodesEqualEachTrainedAlone) {
   }
   for (int k = 0; k < 6; ++k) alone->step(0, Time());
   for (int k = 0; k < 6; ++k) alone->step(1, Time());
-  for (NodeId n : {0, 1})
-    EXPECT_EQ(snapshot_values(*interleaved->snapshot(n)), snapshot_values(*alone->snapshot(n)));
+  for (NodeId n : {0, 1}) EXPECT_EQ(snapshot_values(*interleaved->snapshot(n)), snapshot_values(*alone->snapshot(n)));
 }
 
 TEST(Learner, ConcurrentStepsAreBitIdenticalToSequential) {
@@ -435,8 +434,8 @@ TEST(Datasets, Cifar100ReaderReadsTheBinaryFormat) {
   auto write = [&](const std::string& name, int records) {
     std::ofstream out(dir / name, std::ios::binary);
     for (int r = 0; r < records; ++r) {
-      out.put(static_cast<char>(r % 20));       // coarse
-      out.put(static_cast<char>(50 + r));       // fine
+      out.put(static_cast<char>(r % 20));                                                    // coarse
+      out.put(static_cast<char>(50 + r));                                                    // fine
       for (int i = 0; i < 3072; ++i) out.put(static_cast<char>((i / 1024 == 1) ? 255 : 0));  // green plane full
     }
   };

@@ -50,7 +50,8 @@ TEST(NodeChains, AGatedOperationWaitsForItsGate) {
     chains.open(*gate);
   });
   chains.post(1, [&] { before = 1; });
-  chains.post(1, [&] { read = gate->value; }, gate);
+  chains.post(
+      1, [&] { read = gate->value; }, gate);
   while (before == 0) std::this_thread::yield();
   release = true;
   chains.drain();

@@ -96,8 +96,7 @@ TEST(Provenance, CurvesAreTheSameUnderTheSameBlasAndEventsUnderAny) {
     std::string all_transfers;
     for (const auto& m : summary["methods"]) {
       const std::string label = m["label"];
-      for (const char* csv : {"metrics.csv", "transfers.csv"})
-        produced[label][csv] = file_digest(out / label / csv);
+      for (const char* csv : {"metrics.csv", "transfers.csv"}) produced[label][csv] = file_digest(out / label / csv);
       all_transfers += read(out / label / "transfers.csv");
     }
     transfers[key] = all_transfers;

@@ -78,9 +78,9 @@ class Workloads : public ::testing::Test {
   // scripts/export-workload EXAMPLE, into this test's folder.
   void export_example(const std::string& example) const {
     std::string said;
-    ASSERT_EQ(test::run_shell(std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload " + example + " --out " +
-                                  dir_.string(),
-                              &said),
+    ASSERT_EQ(test::run_shell(
+                  std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/export-workload " + example + " --out " + dir_.string(),
+                  &said),
               0)
         << said;
   }
@@ -126,7 +126,8 @@ TEST_F(Workloads, ATorchScriptStepEqualsAStepComputedByHand) {
   test::save_linear(path("m.pt"), torch::tensor({0.1f, 0.2f, 0.3f, -0.1f}).view({2, 2}), torch::tensor({0.0f, 0.1f}));
   auto one = torch::tensor({1.0f, 2.0f}).view({1, 2});
   auto label = torch::tensor({int64_t(1)});
-  test::save_tensors(path("d.pt"), {{"x_train", one}, {"y_train", label}, {"x_test", one}, {"y_test", label}, {"classes", 2}});
+  test::save_tensors(path("d.pt"),
+                     {{"x_train", one}, {"y_train", label}, {"x_test", one}, {"y_test", label}, {"classes", 2}});
   WorkloadSpec w = own_workload(path("d.pt"), path("m.pt"), 1, 0.5);
   auto learner = make_torch_factory(w, 1, 0)->make(1);
   EXPECT_EQ(learner->model_bytes(), bytes(4 * 6));
@@ -143,7 +144,7 @@ TEST_F(Workloads, AnEmbeddingOfTokenIdsStepsAsComputedByHand) {
   // By hand: dz = softmax(z) - (0, 1); dW = dz h^T; db = dz; dh = W^T dz;
   // dE[0] = dE[2] = dh / 2; E[1] is not touched.
   const double E[3][2] = {{0.5, -0.5}, {1.0, 1.0}, {0.1, 0.3}}, W[2][2] = {{1.0, 0.0}, {0.5, -1.0}}, b[2] = {0.0, 0.2};
-  const double h[2] = {(E[0][0] + E[2][0]) / 2, (E[0][1] + E[2][1]) / 2};  // (0.3, -0.1)
+  const double h[2] = {(E[0][0] + E[2][0]) / 2, (E[0][1] + E[2][1]) / 2};                                // (0.3, -0.1)
   const double z[2] = {W[0][0] * h[0] + W[0][1] * h[1] + b[0], W[1][0] * h[0] + W[1][1] * h[1] + b[1]};  // (0.3, 0.45)
   const double p0 = std::exp(z[0]) / (std::exp(z[0]) + std::exp(z[1]));
   const double dz[2] = {p0, (1 - p0) - 1};
@@ -155,14 +156,17 @@ TEST_F(Workloads, AnEmbeddingOfTokenIdsStepsAsComputedByHand) {
   expected.push_back(b[0] - dz[0]);
   expected.push_back(b[1] - dz[1]);
 
-  test::save_module(path("m.pt"),
-                    {{"emb", torch::tensor({0.5f, -0.5f, 1.0f, 1.0f, 0.1f, 0.3f}).view({3, 2})},
-                     {"weight", torch::tensor({1.0f, 0.0f, 0.5f, -1.0f}).view({2, 2})},
-                     {"bias", torch::tensor({0.0f, 0.2f})}},
-                    {}, "def forward(self, x):\n  return torch.linear(torch.embedding(self.emb, x).mean(1), self.weight, self.bias)\n");
+  test::save_module(
+      path("m.pt"),
+      {{"emb", torch::tensor({0.5f, -0.5f, 1.0f, 1.0f, 0.1f, 0.3f}).view({3, 2})},
+       {"weight", torch::tensor({1.0f, 0.0f, 0.5f, -1.0f}).view({2, 2})},
+       {"bias", torch::tensor({0.0f, 0.2f})}},
+      {},
+      "def forward(self, x):\n  return torch.linear(torch.embedding(self.emb, x).mean(1), self.weight, self.bias)\n");
   auto tokens = torch::tensor({int64_t(0), int64_t(2)}).view({1, 2});
   auto label = torch::tensor({int64_t(1)});
-  test::save_tensors(path("d.pt"), {{"x_train", tokens}, {"y_train", label}, {"x_test", tokens}, {"y_test", label}, {"classes", 2}});
+  test::save_tensors(path("d.pt"),
+                     {{"x_train", tokens}, {"y_train", label}, {"x_test", tokens}, {"y_test", label}, {"classes", 2}});
   WorkloadSpec w = own_workload(path("d.pt"), path("m.pt"), 1, 1.0);
   auto learner = make_torch_factory(w, 1, 0)->make(1);
   learner->step(0, Time());
@@ -232,7 +236,7 @@ TEST_F(Workloads, AScriptedModelFileReadsItsParametersInOrderAndChecksItsForward
   EXPECT_EQ(refusal("small.pt", {5}, {2, 1}), "accepted");
   const std::string batch = refusal("small.pt", {5}, {32, 128});
   EXPECT_NE(batch.find(path("small.pt") + ": forward: expected forward to run on 32 samples [32, 5] (a training batch "
-                       "of /workload/batch, with its backward pass); it failed (LibTorch: "),
+                                          "of /workload/batch, with its backward pass); it failed (LibTorch: "),
             std::string::npos)
       << batch;
   EXPECT_NE(batch.find("at most two samples"), std::string::npos) << batch;
@@ -349,7 +353,8 @@ TEST_F(Workloads, TheTabularAndTextExamplesAreWrittenByTheExportScriptAndRun) {
   // Token ids: integer inputs into a scripted embedding.
   export_example("text");
   fs::copy_file(fs::path(GOSSIPSIM_SOURCE_DIR) / "scenarios/custom/text-topics.json", dir_ / "t.json");
-  ASSERT_EQ(gossipsim("run t.json --quiet --out text --set /stop/virtual_s=4 --methods gossip-overlap", &said), 0) << said;
+  ASSERT_EQ(gossipsim("run t.json --quiet --out text --set /stop/virtual_s=4 --methods gossip-overlap", &said), 0)
+      << said;
   summary = nlohmann::json::parse(read(dir_ / "text/summary.json"));
   EXPECT_GT(summary["methods"][0]["final_accuracy"].get<double>(), 0.3);  // 4 topics: 0.25 by chance
 }
@@ -367,8 +372,10 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
     write("s.json", s);
   };
   with_model({{"torchscript", "missing.pt"}});
-  refused("s.json: /workload/model/torchscript: expected a TorchScript module saved by torch.jit.save "
-          "(scripts/export-workload) (missing.pt not found)", true);
+  refused(
+      "s.json: /workload/model/torchscript: expected a TorchScript module saved by torch.jit.save "
+      "(scripts/export-workload) (missing.pt not found)",
+      true);
   std::ofstream(path("garbage.pt")) << "not a zip file";
   with_model({{"torchscript", "garbage.pt"}});
   refused("garbage.pt: expected a TorchScript module saved by torch.jit.save", true);
@@ -397,8 +404,10 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
                     "  assert x.size(0) <= 2, 'at most two samples'\n"
                     "  return torch.linear(x, self.weight, self.bias)\n");
   with_model({{"torchscript", "two.pt"}});
-  refused("two.pt: forward: expected forward to run on 8 samples [8, 4] (a training batch of /workload/batch, with "
-          "its backward pass); it failed (LibTorch: ", true);
+  refused(
+      "two.pt: forward: expected forward to run on 8 samples [8, 4] (a training batch of /workload/batch, with "
+      "its backward pass); it failed (LibTorch: ",
+      true);
   with_model({{"torchscript", 3}});
   refused("s.json: /workload/model/torchscript:");
   with_model({{"torchscript", ""}});
@@ -431,22 +440,25 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   with_data({{"x_train", x}, {"y_train", y}, {"x_test", torch::zeros({8, 5})}, {"y_test", y}});
   refused("d.pt: x_test: expected samples of the shape of x_train's, [4]; found [5]");
   with_data({{"x_train", x.to(torch::kBool)}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
-  refused("d.pt: x_train: expected float inputs (or integer token ids) [samples, ...] with one to three dimensions per "
-          "sample and at least one sample; found Bool 8x4");
+  refused(
+      "d.pt: x_train: expected float inputs (or integer token ids) [samples, ...] with one to three dimensions per "
+      "sample and at least one sample; found Bool 8x4");
   with_data({{"x_train", x.to(torch::kInt64)}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
   refused("d.pt: x_test: expected inputs of x_train's kind, integer token ids; found float");
   with_data({{"x_train", x.to(torch::kInt64)}, {"y_train", y}, {"x_test", x.to(torch::kInt32)}, {"y_test", y}});
   // Token ids: a float model fails on them, and no built-in model takes them.
-  refused("linear.pt: forward: expected forward to run on 1 sample [1, 4] of token ids (one sample); it failed "
-          "(LibTorch:");
+  refused(
+      "linear.pt: forward: expected forward to run on 1 sample [1, 4] of token ids (one sample); it failed "
+      "(LibTorch:");
   {
     auto s = scenario();
     s["workload"]["dataset"] = {{"tensors", "d.pt"}};
     s["workload"]["partition"] = {{"kind", "iid"}};
     s["workload"]["model"] = "mlp";
     write("s.json", s);
-    refused("s.json: /workload/model: expected a TorchScript model (/workload/model {\"torchscript\": ...}): the data "
-            "file's inputs are integers (token ids), which the built-in models do not take");
+    refused(
+        "s.json: /workload/model: expected a TorchScript model (/workload/model {\"torchscript\": ...}): the data "
+        "file's inputs are integers (token ids), which the built-in models do not take");
   }
 
   // A label equal to the class count (the file does not say its classes):
@@ -455,11 +467,12 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
     auto high = y.clone();
     high[5] = 4;
     with_data({{"x_train", x}, {"y_train", y}, {"x_test", x}, {"y_test", high}});
-    refused("d.pt: y_test sample 5: expected labels in [0, 4), the 4 logits of linear.pt"
-                "; found 4 (the file does not say its classes, so they were taken as its largest label + 1: fix that "
-                "label, or save \"classes\" with the data) (in the data file that s.json: /workload/dataset/tensors "
-                "names)",
-            true);
+    refused(
+        "d.pt: y_test sample 5: expected labels in [0, 4), the 4 logits of linear.pt"
+        "; found 4 (the file does not say its classes, so they were taken as its largest label + 1: fix that "
+        "label, or save \"classes\" with the data) (in the data file that s.json: /workload/dataset/tensors "
+        "names)",
+        true);
   }
   with_data({{"x_train", x / 0.0}, {"y_train", y}, {"x_test", x}, {"y_test", y}});
   refused("d.pt: x_train: expected finite inputs; found NaN or infinity");
@@ -475,8 +488,9 @@ TEST_F(Workloads, BadModelsDataAndSplitsAreRefusedInOneLineNamingTheFileAndWhatN
   }
   refused("d.pt: expected a dict of tensors x_train, y_train, x_test, y_test written by torch.save; found a Tensor");
   test::save_tensors(path("d.pt"), {});
-  refused("d.pt: x_train: expected float inputs (or integer token ids) [samples, ...], one to three dimensions per "
-          "sample (missing)");
+  refused(
+      "d.pt: x_train: expected float inputs (or integer token ids) [samples, ...], one to three dimensions per "
+      "sample (missing)");
 }
 
 // A model whose forward gives NaN ran to exit 0 with empty loss cells and
@@ -495,7 +509,8 @@ TEST_F(Workloads, ALossThatTurnsNanStopsTheMethodAndSaysWhere) {
   std::string said;
   ASSERT_EQ(gossipsim("run s.json --quiet --out one", &said), 3) << said;
   // Node 0's first step is asked for first (all nodes end it at 0.1 s, node 0's event first).
-  EXPECT_NE(said.find("gossipsim: gossip-overlap: the training loss of nan.pt became nan at node 0's step 1 (0.1 virtual s); the method stopped at "),
+  EXPECT_NE(said.find("gossipsim: gossip-overlap: the training loss of nan.pt became nan at node 0's step 1 (0.1 "
+                      "virtual s); the method stopped at "),
             std::string::npos)
       << said;
   const auto summary = nlohmann::json::parse(read(dir_ / "one/summary.json"));
@@ -524,8 +539,10 @@ TEST_F(Workloads, BadSplitFilesNameTheirLine) {
   std::string lines;
   for (int i = 0; i < 199; ++i) lines += std::to_string(i % 4) + "\n";
   with_split(lines);
-  refused("split.txt: expected one node id per training sample, 200 lines (the file has 199) (in the split file that "
-          "s.json: /workload/partition/path names)", true);
+  refused(
+      "split.txt: expected one node id per training sample, 200 lines (the file has 199) (in the split file that "
+      "s.json: /workload/partition/path names)",
+      true);
   with_split("n0\nn1\nn9\n" + lines);
   refused("split.txt: line 3: expected a node id, n0..n3 (or 0..3), got 'n9'", true);
   with_split("# a comment\n\nn0\n-1\n");
