@@ -266,7 +266,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done,
   if (f.length <= Flow::kInline) std::copy(r.resources.begin(), r.resources.end(), f.inline_resources);
   f.remaining = static_cast<double>(size.count);
   FlowCold& c = cold_[slot];
-  c.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now(), background};
+  c.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now(), background, false, {}};
   c.on_done = std::move(on_done);
   const FlowId id = c.record.id;
   live_ids_.emplace(id, slot);

@@ -138,7 +138,7 @@ class GossipScheduled : public NodeLoops {
     std::vector<std::function<void()>> waiting;  // transfers waiting for this node to be free
   };
 
-  void compute(NodeId i) {
+  void compute(NodeId i) override {
     c_.iterate(i, [this, i] {
       if (ready(i)) plan(i);
       compute(i);
