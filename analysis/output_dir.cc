@@ -13,8 +13,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "sim/base/console.h"
-#include "sim/base/error.h"
+#include "base/console.h"
+#include "base/error.h"
 
 namespace gossipsim {
 

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/files.h"
+#include "base/files.h"
 
 namespace gossipsim {
 

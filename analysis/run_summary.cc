@@ -1,6 +1,6 @@
 #include "analysis/run_summary.h"
 
-#include "sim/base/json_reader.h"
+#include "base/json_reader.h"
 
 namespace gossipsim {
 

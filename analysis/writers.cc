@@ -9,7 +9,7 @@
 
 #include "analysis/csv.h"
 #include "analysis/summary.h"
-#include "sim/base/files.h"
+#include "base/files.h"
 
 namespace gossipsim {
 

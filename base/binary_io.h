@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace gossipsim {
 

@@ -1,4 +1,4 @@
-#include "sim/base/console.h"
+#include "base/console.h"
 
 #include <cerrno>
 

@@ -1,4 +1,4 @@
-#include "sim/base/distribution.h"
+#include "base/distribution.h"
 
 #include <fmt/format.h>
 

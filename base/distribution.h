@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/json_reader.h"
-#include "sim/base/random.h"
+#include "base/json_reader.h"
+#include "base/random.h"
 
 namespace gossipsim {
 

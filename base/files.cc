@@ -1,4 +1,4 @@
-#include "sim/base/files.h"
+#include "base/files.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace gossipsim {
 

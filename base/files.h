@@ -1,7 +1,7 @@
 // Writing files so that a failure is one clear error and never a file that
 // looks whole. Every write of the tool goes through here: a full disk, a
 // read-only folder or a parent that cannot be made is a WriteError naming
-// the path and the system's reason (sim/base/error.h), which the command
+// the path and the system's reason (base/error.h), which the command
 // reports in one line with exit 2.
 //
 // TextFile buffers and checks every write and the close; its destructor

@@ -1,4 +1,4 @@
-#include "sim/base/json_reader.h"
+#include "base/json_reader.h"
 
 #include <fmt/format.h>
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/enum_names.h"
-#include "sim/base/error.h"
+#include "base/enum_names.h"
+#include "base/error.h"
 
 namespace gossipsim {
 

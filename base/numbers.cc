@@ -1,4 +1,4 @@
-#include "sim/base/numbers.h"
+#include "base/numbers.h"
 
 #include <charconv>
 #include <cmath>

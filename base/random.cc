@@ -1,4 +1,4 @@
-#include "sim/base/random.h"
+#include "base/random.h"
 
 #include <boost/random/uniform_int_distribution.hpp>
 

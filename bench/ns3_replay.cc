@@ -27,13 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/json_reader.h"
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
-#include "sim/base/error.h"
-#include "sim/base/json_reader.h"
 #include "sim/replay.h"
 
 namespace {

@@ -13,8 +13,8 @@
 
 #include "analysis/output_dir.h"
 #include "analysis/writers.h"
-#include "sim/base/console.h"
-#include "sim/base/files.h"
+#include "base/console.h"
+#include "base/files.h"
 #include "sim/dataset_info.h"
 #include "sim/network.h"
 #include "sim/replay.h"

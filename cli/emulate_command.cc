@@ -9,10 +9,10 @@
 #include <iostream>
 
 #include "analysis/output_dir.h"
+#include "base/console.h"
+#include "base/error.h"
 #include "cli/commands.h"
 #include "emulate/real_transfers.h"
-#include "sim/base/console.h"
-#include "sim/base/error.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
 

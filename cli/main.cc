@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/console.h"
+#include "base/error.h"
 #include "cli/commands.h"
-#include "sim/base/console.h"
-#include "sim/base/error.h"
 
 namespace gossipsim {
 namespace {
@@ -165,7 +165,7 @@ int checked_run(const RunCommand& run) {
 int main(int argc, char** argv) {
   using namespace gossipsim;
   // A reader that goes away (`gossipsim run ... | head -1`) turns the
-  // messages off (sim/base/console.h), never the run.
+  // messages off (base/console.h), never the run.
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"gossipsim: gossip SGD over a simulated wide area network, with real LibTorch training"};
   app.require_subcommand(1);

@@ -34,9 +34,9 @@
 
 #include "analysis/output_dir.h"
 #include "analysis/sweep_csv.h"
+#include "base/console.h"
+#include "base/error.h"
 #include "cli/commands.h"
-#include "sim/base/console.h"
-#include "sim/base/error.h"
 #include "sim/dataset_info.h"
 #include "sim/evaluation_cost.h"
 #include "sim/scenario.h"

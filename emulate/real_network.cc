@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 
 namespace gossipsim::emulate {
 

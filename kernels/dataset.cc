@@ -9,8 +9,8 @@
 #include <map>
 #include <mutex>
 
+#include "base/error.h"
 #include "kernels/torch_error.h"
-#include "sim/base/error.h"
 
 namespace gossipsim {
 

@@ -11,8 +11,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/error.h"
 #include "kernels/torch_error.h"
-#include "sim/base/error.h"
 
 namespace gossipsim {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/random.h"
+#include "base/random.h"
 #include "sim/workload.h"
 
 namespace gossipsim {

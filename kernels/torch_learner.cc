@@ -13,6 +13,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "base/binary_io.h"
+#include "base/error.h"
 #include "kernels/allocator.h"
 #include "kernels/blas.h"
 #include "kernels/dataset.h"
@@ -22,8 +24,6 @@
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
 #include "kernels/torch_error.h"
-#include "sim/base/binary_io.h"
-#include "sim/base/error.h"
 #include "sim/dataset_info.h"
 
 namespace gossipsim {

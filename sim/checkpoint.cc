@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "sim/base/binary_io.h"
-#include "sim/base/error.h"
-#include "sim/base/files.h"
-#include "sim/base/json_reader.h"
+#include "base/binary_io.h"
+#include "base/error.h"
+#include "base/files.h"
+#include "base/json_reader.h"
 
 namespace gossipsim {
 

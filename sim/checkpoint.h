@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 #include "sim/learner.h"
 
 namespace gossipsim {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/base/error.h"
-#include "sim/base/json_reader.h"
+#include "base/error.h"
+#include "base/json_reader.h"
 #include "sim/scenario.h"
 
 namespace gossipsim {

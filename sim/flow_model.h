@@ -41,7 +41,7 @@
 //     handshake, no slow start).
 #pragma once
 
-#include "sim/base/enum_names.h"
+#include "base/enum_names.h"
 
 namespace gossipsim {
 

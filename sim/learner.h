@@ -17,7 +17,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 #include "topologies/graph.h"
 
 namespace gossipsim {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 #include "sim/learner.h"
 #include "topologies/graph.h"
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
-#include "sim/base/console.h"
-#include "sim/base/error.h"
+#include "base/console.h"
+#include "base/error.h"
 #include "sim/cluster.h"
 #include "sim/evaluations.h"
 #include "sim/methods/method.h"

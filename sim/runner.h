@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/enum_names.h"
+#include "base/enum_names.h"
 #include "sim/checkpoint.h"
 #include "sim/learner.h"
 #include "sim/recorder.h"

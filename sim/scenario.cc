@@ -6,7 +6,7 @@
 #include <cctype>
 #include <set>
 
-#include "sim/base/safe_name.h"
+#include "base/safe_name.h"
 #include "sim/dataset_info.h"
 #include "sim/methods/registry.h"
 #include "sim/wan_reader.h"

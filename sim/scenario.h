@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/distribution.h"
-#include "sim/base/enum_names.h"
-#include "sim/base/units.h"
+#include "base/distribution.h"
+#include "base/enum_names.h"
+#include "base/units.h"
 #include "sim/flow_model.h"
 #include "sim/learner.h"
 #include "sim/method_options.h"

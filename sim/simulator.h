@@ -23,7 +23,7 @@
 #include <functional>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 
 namespace gossipsim {
 

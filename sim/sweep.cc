@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "sim/base/files.h"
-#include "sim/base/json_reader.h"
-#include "sim/base/numbers.h"
-#include "sim/base/safe_name.h"
+#include "base/files.h"
+#include "base/json_reader.h"
+#include "base/numbers.h"
+#include "base/safe_name.h"
 #include "sim/scenario.h"
 
 namespace gossipsim {

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 #include "sim/simulator.h"
 #include "topologies/graph.h"
 

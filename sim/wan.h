@@ -72,9 +72,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/distribution.h"
-#include "sim/base/random.h"
-#include "sim/base/units.h"
+#include "base/distribution.h"
+#include "base/random.h"
+#include "base/units.h"
 #include "topologies/graph.h"
 
 namespace gossipsim {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
 #include "sim/simulator.h"

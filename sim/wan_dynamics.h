@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "sim/base/random.h"
+#include "base/random.h"
 #include "sim/wan.h"
 
 namespace gossipsim {

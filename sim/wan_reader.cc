@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/base/numbers.h"
+#include "base/numbers.h"
 #include "topologies/builder.h"
 
 namespace gossipsim {

@@ -3,8 +3,8 @@
 // file, the JSON path (or a CSV file and line) and what was expected.
 #pragma once
 
-#include "sim/base/json_reader.h"
-#include "sim/base/random.h"
+#include "base/json_reader.h"
+#include "base/random.h"
 #include "sim/wan.h"
 #include "topologies/graph.h"
 

@@ -15,7 +15,7 @@
 
 #include "analysis/summary.h"
 #include "analysis/writers.h"
-#include "sim/base/binary_io.h"
+#include "base/binary_io.h"
 #include "sim/runner.h"
 #include "test_util.h"
 #include "toy_learner.h"

@@ -1,10 +1,10 @@
-#include "sim/base/random.h"
+#include "base/random.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "sim/base/distribution.h"
+#include "base/distribution.h"
 
 namespace gossipsim {
 namespace {

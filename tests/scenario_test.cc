@@ -5,7 +5,7 @@
 #include <regex>
 #include <tuple>
 
-#include "sim/base/json_reader.h"
+#include "base/json_reader.h"
 #include "test_util.h"
 
 namespace gossipsim {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/sweep.h"
 #include "test_util.h"
 

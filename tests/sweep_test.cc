@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/sweep_csv.h"
-#include "sim/base/error.h"
+#include "base/error.h"
 #include "sim/methods/registry.h"
 #include "test_util.h"
 

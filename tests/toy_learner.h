@@ -9,7 +9,7 @@
 #include <future>
 #include <vector>
 
-#include "sim/base/binary_io.h"
+#include "base/binary_io.h"
 #include "sim/learner.h"
 
 namespace gossipsim::test {

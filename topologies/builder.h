@@ -28,9 +28,9 @@
 
 #include <string>
 
-#include "sim/base/distribution.h"
-#include "sim/base/json_reader.h"
-#include "sim/base/random.h"
+#include "base/distribution.h"
+#include "base/json_reader.h"
+#include "base/random.h"
 #include "topologies/graph.h"
 
 namespace gossipsim {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/base/random.h"
+#include "base/random.h"
 
 namespace gossipsim {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/units.h"
+#include "base/units.h"
 
 namespace gossipsim {
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "sim/base/json_reader.h"
+#include "base/json_reader.h"
 #include "sim/cluster.h"
 #include "sim/methods/registry.h"
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/enum_names.h"
+#include "base/enum_names.h"
 #include "sim/method_options.h"
 
 namespace gossipsim {

@@ -18,8 +18,8 @@
 #include <fstream>
 #include <string>
 
-#include "sim/base/error.h"
-#include "sim/base/json_reader.h"
+#include "base/error.h"
+#include "base/json_reader.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
 #include "sim/replay.h"

@@ -10,13 +10,13 @@
 #include <fstream>
 #include <numeric>
 
+#include "base/error.h"
 #include "kernels/dataset.h"
 #include "kernels/models.h"
 #include "kernels/node_store.h"
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
 #include "kernels/torch_learner.h"
-#include "sim/base/error.h"
 
 namespace gossipsim {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "../test_util.h"
-#include "sim/base/files.h"
+#include "base/files.h"
 
 namespace gossipsim {
 namespace {

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_util.h"
+#include "base/error.h"
+#include "base/random.h"
 #include "kernels/models.h"
 #include "kernels/node_store.h"
 #include "kernels/torch_learner.h"
-#include "sim/base/error.h"
-#include "sim/base/random.h"
 #include "sim/methods/registry.h"
 #include "tests/kernels/workload_files.h"
 
