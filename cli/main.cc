@@ -83,7 +83,9 @@ CLI::App* add_sweep(CLI::App& app, SweepCommand& sweep) {
   c->add_flag("--slurm", sweep.slurm,
               "Submit the points not done as one Slurm job array (sbatch), wait for it, and gather");
   c->add_option("--slurm-script", sweep.slurm_script,
-                "Write the job array's batch script to this file (submit it yourself, or add --slurm)");
+                "Write the job array's batch script to this file (submit it yourself, or add --slurm)")
+      ->check(
+          [](const std::string& file) { return file.empty() ? std::string("expected a file name") : std::string(); });
   c->add_option("--slurm-arg", sweep.slurm_args,
                 "An sbatch option for the array, e.g. --slurm-arg=--time=02:00:00 (repeatable)");
   c->add_option("--slurm-tasks", sweep.slurm_tasks,

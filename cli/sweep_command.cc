@@ -237,6 +237,12 @@ class SweepRun {
     if (!cmd_.slurm_script.empty() && (fs::exists(cmd_.slurm_script) || fs::is_symlink(cmd_.slurm_script)))
       throw InputError("--slurm-script " + cmd_.slurm_script, "",
                        "a file that does not exist yet (this one does: remove it, or choose another name)");
+    if (!cmd_.slurm_script.empty()) {
+      const fs::path folder = fs::absolute(cmd_.slurm_script).parent_path();
+      if (!fs::is_directory(folder))
+        throw InputError("--slurm-script " + cmd_.slurm_script, "",
+                         "a file in an existing folder (" + folder.string() + " is not one)");
+    }
     if (cmd_.slurm && !on_path("sbatch"))
       throw InputError("--slurm", "",
                        "Slurm's sbatch on PATH (none found: install Slurm's client, or write the script with "

@@ -132,6 +132,8 @@ TEST(Slurm, TheCommandLineIsReadStrictly) {
                          {"--slurm-script " + temp("s.sbatch").string() + " --slurm-arg=--array=0-9",
                           "--slurm-arg --array=0-9: an option the array does not set itself"},
                          {"--slurm-script " + existing.string(), "a file that does not exist yet"},
+                         {"--slurm-script ''", "--slurm-script: expected a file name"},
+                         {"--slurm-script /nonexistent-folder/s.sbatch", "a file in an existing folder"},
                          {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks 0", "--slurm-tasks"},
                          {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks -3", "--slurm-tasks"},
                          {"--slurm-script " + temp("s.sbatch").string() + " --slurm-tasks 1e9", "--slurm-tasks"}}) {
