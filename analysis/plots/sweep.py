@@ -80,8 +80,9 @@ def plot_sweep(folder, figs, reference=None):
                 v = [t for (ll, _, _), t in restricted.items() if ll == l]
                 row_axes[0].scatter([k] * len(v), v, s=14, alpha=0.6)
                 m, h = interval(v)
-                row_axes[0].errorbar([k + 0.15], [m], yerr=[[0 if math.isnan(h) else h]], fmt="s", capsize=4,
-                                     color="black")
+                h = 0 if math.isnan(h) else h
+                # A time is never negative: the interval is cut at 0.
+                row_axes[0].errorbar([k + 0.15], [m], yerr=[[min(h, m)], [h]], fmt="s", capsize=4, color="black")
             row_axes[0].set_xticks(range(len(drawn)))
             row_axes[0].set_xticklabels(drawn, rotation=20)
             row_axes[0].set_xlabel(f"method ({len({k[1] for k in restricted})} seeds; points: seeds; square: mean, "
@@ -92,7 +93,9 @@ def plot_sweep(folder, figs, reference=None):
             for l in drawn:
                 means, halves = np.array([interval([t for (ll, xx, _), t in restricted.items() if ll == l and xx == x])
                                           for x in xs]).T
-                row_axes[0].errorbar(positions, means, yerr=np.nan_to_num(halves), marker="o", capsize=3, label=l)
+                halves = np.nan_to_num(halves)
+                row_axes[0].errorbar(positions, means, yerr=[np.minimum(halves, np.nan_to_num(means)), halves],
+                                     marker="o", capsize=3, label=l)
             row_axes[0].set_xticks(list(positions))
             row_axes[0].set_xticklabels(xs, rotation=20)
             row_axes[0].set_xlabel(x_axis)
@@ -101,9 +104,9 @@ def plot_sweep(folder, figs, reference=None):
         if ref and ref in drawn:
             xs = sorted({k[1] for k in restricted}, key=axis_value_key) if not seeds_only else ["all seeds"]
             positions = np.arange(len(xs))
-            for l in drawn:
-                if l == ref:
-                    continue
+            others = [l for l in drawn if l != ref]
+            width = 0.8 / max(1, len(others))  # each method beside the others, not on top of them
+            for i, l in enumerate(others):
                 mid, low, high = [], [], []
                 for x in xs:
                     pairs = [(restricted[(l, xx, rest)], t) for (ll, xx, rest), t in restricted.items()
@@ -112,13 +115,15 @@ def plot_sweep(folder, figs, reference=None):
                     mid.append(g)
                     low.append(g - lo if math.isfinite(lo) else 0)
                     high.append(hi - g if math.isfinite(hi) else 0)
-                row_axes[1].errorbar(positions, mid, yerr=[low, high], marker="o", capsize=3, label=f"over {l}")
+                row_axes[1].errorbar(positions + (i - (len(others) - 1) / 2) * width, mid, yerr=[low, high], marker="o",
+                                     capsize=3, label=f"over {l}")
             row_axes[1].axhline(1.0, color="grey", lw=0.8, ls=":")
+            row_axes[1].set_yscale("log")  # a ratio and its interval on logs: 2x and 1/2x equally far from 1
             row_axes[1].set_xticks(list(positions))
             row_axes[1].set_xticklabels(xs, rotation=20)
             row_axes[1].set_xlabel(x_axis if not seeds_only else "")
             row_axes[1].set_ylabel(f"speed-up of {ref} to {target}\n(geometric mean, t-interval on logs)")
-            row_axes[1].legend(fontsize=8)
+            row_axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         else:
             row_axes[1].axis("off")
         for ax in row_axes:
@@ -453,7 +458,8 @@ def write_sweep_tables(rows, axes, figs, provenances=(), analysis=None):
         return
     def title(g, metric):
         text = ", ".join(f"{a} = {v}" for a, v in zip(groups, g))
-        return text + (f"; time to target on {TARGET_METRICS[metric]} ({metric})" if metric else "")
+        on = f"time to target on {TARGET_METRICS[metric]} ({metric})" if metric else ""
+        return "; ".join(part for part in (text, on) if part)
     order = list(dict.fromkeys(g for g, _ in sections))  # each combination's average, then its node mean
     keys = [(g, m if len(metrics) > 1 else None) for g in order for m in metrics]
     primary = primary_test(analysis, groups) if (analysis or {}).get("primary") else None
