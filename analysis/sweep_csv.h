@@ -27,7 +27,7 @@
 
 #include <string>
 
-#include "sim/sweep.h"
+#include "input/sweep.h"
 
 namespace gossipsim {
 
@@ -42,7 +42,7 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out);
 std::string gather_sweep_provenance(const Sweep& sweep, const std::string& out);
 
 // analysis.json beside sweep.csv: what the sweep file declared its tables
-// test (sim/sweep.h's SweepAnalysis), for plot.
+// test (input/sweep.h's SweepAnalysis), for plot.
 std::string sweep_analysis_json(const Sweep& sweep);
 
 // Who talks to whom, from a run's comm_matrix.csv: per receiving node,

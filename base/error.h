@@ -1,7 +1,8 @@
 // Errors for bad input. Loading a scenario, a topology or a dataset reports
 // what went wrong as an InputError that names the file, the JSON path (or
 // another location such as a line) and what was expected; callers at the
-// command line print it and exit non-zero. Internal invariants use assert.
+// command line print it and exit non-zero. Internal invariants are checked
+// with GOSSIPSIM_CHECK, in every build.
 #pragma once
 
 #include <stdexcept>
@@ -47,4 +48,21 @@ class WriteError : public std::runtime_error {
   std::string path_, reason_;
 };
 
+// A broken internal invariant: a bug in gossipsim, never bad input.
+// GOSSIPSIM_CHECK(condition, "what went wrong") throws it where the
+// condition is false, in release builds too (each check is one comparison
+// on a path taken at most once per event), so that the command reports it
+// in one line naming the source line and leaves its output marked
+// incomplete, as any other failure does, rather than running on with a
+// state the results would silently inherit.
+class InternalError : public std::logic_error {
+ public:
+  InternalError(const char* file, int line, const std::string& what)
+      : std::logic_error("internal error at " + std::string(file) + ":" + std::to_string(line) + ": " + what +
+                         " (a bug in gossipsim: please report it with the scenario)") {}
+};
+
 }  // namespace gossipsim
+
+#define GOSSIPSIM_CHECK(condition, what) \
+  ((condition) ? void(0) : throw ::gossipsim::InternalError(__FILE__, __LINE__, what))

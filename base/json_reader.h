@@ -69,6 +69,14 @@ class JsonReader {
       if (name == v) return value;
     fail(key, one_of(names_of(names)));
   }
+  // This value itself, one of `names`.
+  template <class E>
+  E as_choice(const EnumNames<E>& names) const {
+    const std::string v = as_string();
+    for (const auto& [name, value] : names)
+      if (name == v) return value;
+    fail(one_of(names_of(names)));
+  }
   // "one of a, b, c": how every list of choices is written in errors.
   static std::string one_of(const std::vector<std::string>& names);
 

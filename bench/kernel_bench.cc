@@ -45,7 +45,7 @@ static int64_t rss_bytes() {
 
 static WorkloadSpec workload(int workers) {
   WorkloadSpec w;
-  w.dataset = "synthetic";
+  w.dataset = DatasetKind::kSynthetic;
   w.synthetic.shape = {1, 28, 28};
   w.synthetic.train = 4096;
   w.synthetic.test = 256;
@@ -149,7 +149,7 @@ static nlohmann::json machine(int iterations) {
 // every node once, as a gossip run's completions come), fused or not.
 static double mlp_steps(int rounds, bool fuse) {
   WorkloadSpec w;
-  w.dataset = "synthetic";
+  w.dataset = DatasetKind::kSynthetic;
   w.synthetic.shape = {64};
   w.synthetic.train = 12800;
   w.synthetic.test = 1000;

@@ -29,12 +29,12 @@
 
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "input/replay_reader.h"
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
-#include "sim/replay.h"
 
 namespace {
 

@@ -15,11 +15,11 @@
 #include "analysis/writers.h"
 #include "base/console.h"
 #include "base/files.h"
-#include "sim/dataset_info.h"
+#include "input/data_files.h"
+#include "input/replay_reader.h"
+#include "input/scenario_reader.h"
 #include "sim/network.h"
-#include "sim/replay.h"
 #include "sim/runner.h"
-#include "sim/scenario.h"
 #include "sim/simulator.h"
 #ifdef GOSSIPSIM_WITH_TORCH
 #include "kernels/torch_learner.h"
@@ -50,11 +50,11 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
   say(stdout,
       "{}: valid\n  name: {}\n  topology: {} ({} vertices, {} links)\n  workload: {} / {}, batch {}\n  methods:", file,
       sc.name, sc.topology.description, boost::num_vertices(sc.topology.graph), boost::num_edges(sc.topology.graph),
-      sc.workload.dataset == "tensors"
+      sc.workload.dataset == DatasetKind::kTensors
           ? fmt::format("tensors {} ({} + {} samples of [{}], {} classes)", sc.workload.data_file,
                         sc.workload.data_facts.train, sc.workload.data_facts.test,
                         fmt::join(sc.workload.data_facts.shape, ", "), sc.workload.data_facts.classes)
-          : sc.workload.dataset,
+          : dataset_name(sc.workload.dataset),
       sc.workload.model.name == "torchscript"
           ? fmt::format("torchscript {} ({} bytes of state)", sc.workload.model.torchscript,
                         sc.workload.model.state_bytes)
@@ -79,7 +79,7 @@ int validate_command(const std::string& file, const std::vector<std::string>& se
 
 int replay_command(const std::string& file, const std::string& out) {
   if (!out.empty()) check_output_file(out, "--out", kReplayCsvHeader);
-  const std::string csv = replay_transfers(JsonReader::parse_file(file), file);
+  const std::string csv = replay_transfers(read_replay(JsonReader::parse_file(file), file));
   if (out.empty())
     std::cout << csv;
   else

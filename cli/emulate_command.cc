@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "emulate/real_transfers.h"
+#include "input/replay_reader.h"
 #include "sim/network.h"
 #include "sim/simulator.h"
 

@@ -30,12 +30,12 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "emulate/real_network.h"
+#include "input/data_files.h"
+#include "input/scenario_reader.h"
 #include "sim/checkpoint.h"
-#include "sim/dataset_info.h"
 #include "sim/evaluation_cost.h"
 #include "sim/methods/registry.h"
 #include "sim/runner.h"
-#include "sim/scenario.h"
 #ifdef GOSSIPSIM_WITH_TORCH
 #include "kernels/torch_learner.h"
 #endif
@@ -75,7 +75,7 @@ std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::stri
     return std::make_unique<NullFactory>(bytes(model), w.batch, train);
   }
 #ifdef GOSSIPSIM_WITH_TORCH
-  return make_torch_factory(w, sc.seed, sc.eval.test_samples);
+  return make_torch_factory(w, sc.seed, sc.eval.test_samples_or_default());
 #else
   throw InputError(sc.file, "", "--kernels none: this build has no LibTorch");
 #endif
@@ -87,15 +87,61 @@ nlohmann::json histogram_json(const std::vector<std::vector<int64_t>>& h) {
   return j;
 }
 
+// checkpoint.json: how the run was started (--resume starts it again the
+// same way), the methods finished so far and the summary they wrote, and
+// the digests of the files it read. Written at the first checkpoint and
+// after each method, read by --resume; both ends go through this struct.
+struct RunHeader {
+  std::string scenario_file;
+  nlohmann::json scenario;  // the document as read, --set applied
+  std::vector<std::string> methods;
+  std::string kernels;
+  bool trace = false;
+  int workers = 1;
+  double checkpoint_every = 0;
+  std::string out;
+  std::vector<std::string> done;  // labels of the methods finished
+  nlohmann::json summary;         // summary.json so far; null before the first method
+  // {"named_at", "path", "digest"} of every file read; null in checkpoints
+  // written before inputs were kept.
+  nlohmann::json inputs;
+};
+void to_json(nlohmann::json& j, const RunHeader& h) {
+  j = {{"scenario_file", h.scenario_file},
+       {"scenario", h.scenario},
+       {"methods", h.methods},
+       {"kernels", h.kernels},
+       {"trace", h.trace},
+       {"workers", h.workers},
+       {"checkpoint_every", h.checkpoint_every},
+       {"out", h.out},
+       {"done", h.done},
+       {"summary", h.summary},
+       {"inputs", h.inputs}};
+}
+void from_json(const nlohmann::json& j, RunHeader& h) {
+  j.at("scenario_file").get_to(h.scenario_file);
+  h.scenario = j.at("scenario");
+  j.at("methods").get_to(h.methods);
+  j.at("kernels").get_to(h.kernels);
+  j.at("trace").get_to(h.trace);
+  j.at("workers").get_to(h.workers);
+  j.at("checkpoint_every").get_to(h.checkpoint_every);
+  j.at("out").get_to(h.out);
+  j.at("done").get_to(h.done);
+  h.summary = j.at("summary");
+  h.inputs = j.value("inputs", nlohmann::json());
+}
+
 // The checkpoint folder of a run, beside its result folder.
 class CheckpointFolder {
  public:
   explicit CheckpointFolder(fs::path dir) : dir_(std::move(dir)) {}
   const fs::path& dir() const { return dir_; }
 
-  void write_header(const nlohmann::json& header) {
+  void write_header(const RunHeader& header) {
     make_folders(dir_);
-    write_file_atomically(dir_ / "checkpoint.json", header.dump(1) + "\n");
+    write_file_atomically(dir_ / "checkpoint.json", nlohmann::json(header).dump(1) + "\n");
   }
   // The method in progress, replaced as a whole: current.new is complete
   // before it takes current's place. A write that fails (a full disk)
@@ -236,21 +282,21 @@ class Run {
       throw InputError("--resume " + cmd_.resume, "",
                        "a result folder with a checkpoint beside it (" + dir.string() + "/checkpoint.json not found)");
     ckpt_ = std::make_unique<CheckpointFolder>(dir);
-    header_ = JsonReader::parse_file((dir / "checkpoint.json").string());
-    check_inputs_unchanged(dir / "checkpoint.json");
     try {
-      cmd_.scenario = header_.at("scenario_file").get<std::string>();
-      cmd_.methods = header_.at("methods").get<std::vector<std::string>>();
-      cmd_.kernels = header_.at("kernels").get<std::string>();
-      cmd_.trace = header_.at("trace").get<bool>();
-      cmd_.checkpoint_every = header_.at("checkpoint_every").get<double>();
-      out_ = header_.at("out").get<std::string>();
-      sc_ = parse_scenario(header_.at("scenario"), cmd_.scenario);
-      sc_.workload.workers = header_.at("workers").get<int>();
+      header_ = JsonReader::parse_file((dir / "checkpoint.json").string()).get<RunHeader>();
     } catch (const nlohmann::json::exception& e) {
       throw InputError((dir / "checkpoint.json").string(), "",
                        std::string("expected a gossipsim checkpoint: ") + e.what());
     }
+    check_inputs_unchanged(dir / "checkpoint.json");
+    cmd_.scenario = header_.scenario_file;
+    cmd_.methods = header_.methods;
+    cmd_.kernels = header_.kernels;
+    cmd_.trace = header_.trace;
+    cmd_.checkpoint_every = header_.checkpoint_every;
+    out_ = header_.out;
+    sc_ = parse_scenario(header_.scenario, cmd_.scenario);
+    sc_.workload.workers = header_.workers;
     if (cmd_.workers > 0) sc_.workload.workers = cmd_.workers;  // results do not depend on it
     resume_state_ = ckpt_->read_current();
     remove_dead_staging(out_);
@@ -270,8 +316,8 @@ class Run {
     return out;
   }
   void check_inputs_unchanged(const fs::path& header_file) const {
-    if (!header_.contains("inputs")) return;  // written before inputs were kept
-    for (const auto& in : header_["inputs"]) {
+    if (!header_.inputs.is_array()) return;  // written before inputs were kept
+    for (const auto& in : header_.inputs) {
       const std::string path = in.value("path", ""), digest = file_digest(path);
       if (digest.empty())
         throw InputError(header_file.string(), in.value("named_at", ""),
@@ -290,8 +336,7 @@ class Run {
   // more than half of the run's kernel work (sim/evaluation_cost.h).
   void warn_about_evaluation_cost() const {
     if (cmd_.kernels != "torch" || cmd_.quiet || !cmd_.resume.empty()) return;
-    int64_t tests = published_dataset(sc_.workload).test;
-    if (sc_.eval.test_samples > 0) tests = std::min(tests, sc_.eval.test_samples);
+    const int64_t tests = sc_.eval.used_test_samples(published_dataset(sc_.workload).test);
     Scenario chosen = sc_;
     chosen.methods = methods_;
     const std::string warning = evaluation_cost_warning(chosen, tests);
@@ -340,17 +385,15 @@ class Run {
                        "a folder without an unfinished run: " + dir.string() + " holds one (resume it with --resume " +
                            out_.string() + ", or remove it)");
     ckpt_ = std::make_unique<CheckpointFolder>(dir);
-    header_ = {{"scenario_file", cmd_.scenario},
-               {"scenario", sc_.document},
-               {"methods", cmd_.methods},
-               {"kernels", cmd_.kernels},
-               {"trace", cmd_.trace},
-               {"workers", sc_.workload.workers},
-               {"checkpoint_every", cmd_.checkpoint_every},
-               {"out", out_.string()},
-               {"done", nlohmann::json::array()},
-               {"summary", nullptr},
-               {"inputs", input_digests()}};
+    header_.scenario_file = cmd_.scenario;
+    header_.scenario = sc_.document;
+    header_.methods = cmd_.methods;
+    header_.kernels = cmd_.kernels;
+    header_.trace = cmd_.trace;
+    header_.workers = sc_.workload.workers;
+    header_.checkpoint_every = cmd_.checkpoint_every;
+    header_.out = out_.string();
+    header_.inputs = input_digests();
   }
 
   // SIGINT and SIGTERM stop the run at the next event: a last checkpoint,
@@ -373,24 +416,24 @@ class Run {
   void start_summary() {
     // A resume keeps the provenance the run began with, and says so where
     // this process would make other numbers.
-    if (header_["summary"].is_object()) {
-      nlohmann::json& before = header_["summary"]["provenance"];
+    if (header_.summary.is_object()) {
+      nlohmann::json& before = header_.summary["provenance"];
       const nlohmann::json now = provenance();
       if (before.is_object() && comparable_provenance(before) != comparable_provenance(now))
         before["resumed_with"] = now;
     }
-    summary_ = header_["summary"].is_object() ? header_["summary"]
-                                              : nlohmann::json{{"scenario", sc_.name},
-                                                               {"provenance", provenance()},
-                                                               {"file", cmd_.scenario},
-                                                               {"seed", sc_.seed},
-                                                               {"topology", sc_.topology.description},
-                                                               {"nodes", sc_.topology.node_count()},
-                                                               {"kernels", cmd_.kernels},
-                                                               {"real", cmd_.real},
-                                                               {"deterministic", !cmd_.real},
-                                                               {"methods", nlohmann::json::array()}};
-    done_ = header_["done"].get<std::vector<std::string>>();
+    summary_ = header_.summary.is_object() ? header_.summary
+                                           : nlohmann::json{{"scenario", sc_.name},
+                                                            {"provenance", provenance()},
+                                                            {"file", cmd_.scenario},
+                                                            {"seed", sc_.seed},
+                                                            {"topology", sc_.topology.description},
+                                                            {"nodes", sc_.topology.node_count()},
+                                                            {"kernels", cmd_.kernels},
+                                                            {"real", cmd_.real},
+                                                            {"deterministic", !cmd_.real},
+                                                            {"methods", nlohmann::json::array()}};
+    done_ = header_.done;
     checkpointed_ = fs::exists(ckpt_->dir() / "checkpoint.json");
   }
 
@@ -443,7 +486,7 @@ class Run {
     auto learner = factory_->make(learner_nodes(sc_, m));
     if (!summary_.contains("label_histogram") && !m.type->trains_alone)
       summary_["label_histogram"] = histogram_json(learner->label_histogram());
-    header_["summary"] = summary_;
+    header_.summary = summary_;
     const RunOptions opts = run_options(m);
     MethodRun r = run_method(sc_, m, *learner, opts);
     write_method_outputs(dir_->staging() / m.label, r);
@@ -454,8 +497,8 @@ class Run {
       return false;
     }
     done_.push_back(m.label);
-    header_["done"] = done_;
-    header_["summary"] = summary_;
+    header_.done = done_;
+    header_.summary = summary_;
     if (checkpointed_) {
       ckpt_->finish_method(m.label, dir_->staging() / m.label);
       ckpt_->write_header(header_);
@@ -550,7 +593,7 @@ class Run {
 
   RunCommand cmd_;
   Scenario sc_;
-  nlohmann::json header_;  // checkpoint.json
+  RunHeader header_;  // checkpoint.json
   std::optional<MethodCheckpoint> resume_state_;
   fs::path out_;
   std::unique_ptr<CheckpointFolder> ckpt_;

@@ -37,10 +37,10 @@
 #include "base/console.h"
 #include "base/error.h"
 #include "cli/commands.h"
+#include "input/scenario_reader.h"
+#include "input/sweep.h"
 #include "sim/dataset_info.h"
 #include "sim/evaluation_cost.h"
-#include "sim/scenario.h"
-#include "sim/sweep.h"
 
 namespace gossipsim {
 
@@ -212,8 +212,7 @@ class SweepRun {
     // Evaluations priced before the points pay for them (the first point's).
     if (cmd_.kernels == "torch") {
       const Scenario first = load_scenario(sweep_.base, point_sets(0));
-      int64_t tests = published_dataset(first.workload).test;
-      if (first.eval.test_samples > 0) tests = std::min(tests, first.eval.test_samples);
+      const int64_t tests = first.eval.used_test_samples(published_dataset(first.workload).test);
       const std::string warning = evaluation_cost_warning(first, tests);
       if (!warning.empty()) say(stderr, "sweep {}: note: in its first point, {}\n", sweep_.name, warning);
     }

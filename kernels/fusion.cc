@@ -48,7 +48,7 @@ StackedMlp::StackedMlp(const NodeStore& store) {
 
 bool StackedMlp::supports(const WorkloadSpec& spec, int64_t features, int classes, bool augmented,
                           const std::vector<int64_t>& eval_rows) {
-  if (spec.model.name != "mlp" || augmented || spec.device != "cpu") return false;
+  if (spec.model.name != "mlp" || augmented || spec.device != Device::kCpu) return false;
   std::vector<int64_t> widths = {features};
   widths.insert(widths.end(), spec.model.hidden.begin(), spec.model.hidden.end());
   widths.push_back(classes);

@@ -53,8 +53,8 @@ struct Cnn : Net {
   }
 };
 
-nn::AnyModule make_norm(const std::string& norm, int64_t channels) {
-  if (norm == "group")
+nn::AnyModule make_norm(Norm norm, int64_t channels) {
+  if (norm == Norm::kGroup)
     return nn::AnyModule(nn::GroupNorm(nn::GroupNormOptions(std::min<int64_t>(8, channels), channels)));
   return nn::AnyModule(nn::BatchNorm2d(channels));
 }
@@ -63,8 +63,7 @@ struct BasicBlock : nn::Module {
   nn::Conv2d conv1{nullptr}, conv2{nullptr};
   nn::AnyModule bn1, bn2;
   int64_t stride, in, out;
-  BasicBlock(int64_t in_, int64_t out_, int64_t stride_, const std::string& norm)
-      : stride(stride_), in(in_), out(out_) {
+  BasicBlock(int64_t in_, int64_t out_, int64_t stride_, Norm norm) : stride(stride_), in(in_), out(out_) {
     conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
     bn1 = make_norm(norm, out);
     register_module("bn1", bn1.ptr());
@@ -93,7 +92,7 @@ struct ResNet20 : Net {
   nn::AnyModule bn;
   std::vector<std::shared_ptr<BasicBlock>> blocks;
   nn::Linear fc{nullptr};
-  ResNet20(const std::vector<int64_t>& shape, int classes, const std::string& norm) {
+  ResNet20(const std::vector<int64_t>& shape, int classes, Norm norm) {
     stem = register_module("stem", nn::Conv2d(nn::Conv2dOptions(shape[0], 16, 3).padding(1).bias(false)));
     bn = make_norm(norm, 16);
     register_module("bn", bn.ptr());

@@ -11,7 +11,7 @@
 //              label (stable), cut into nodes*k equal shards, shards dealt to
 //              nodes by a seeded shuffle, k each.
 //   file       the node of each sample as a split file names it
-//              (sim/dataset_info.h), each node's samples in sample order;
+//              (input/data_files.h), each node's samples in sample order;
 //              a method that trains alone (one node) holds every sample.
 #pragma once
 

@@ -15,6 +15,7 @@
 
 #include "base/binary_io.h"
 #include "base/error.h"
+#include "input/data_files.h"
 #include "kernels/allocator.h"
 #include "kernels/blas.h"
 #include "kernels/dataset.h"
@@ -24,7 +25,6 @@
 #include "kernels/partition.h"
 #include "kernels/sgd.h"
 #include "kernels/torch_error.h"
-#include "sim/dataset_info.h"
 
 namespace gossipsim {
 
@@ -112,7 +112,7 @@ nlohmann::json kernel_provenance(const WorkloadSpec& spec) {
 
 namespace {
 // The readers scenario parsing uses for files only LibTorch reads
-// (sim/dataset_info.h), installed in every program that links this file.
+// (input/data_files.h), installed in every program that links this file.
 TensorFileFacts tensor_file_facts(const std::string& path) {
   auto d = load_tensor_file(path);
   TensorFileFacts f;
@@ -201,7 +201,9 @@ class TorchLearner : public Learner {
 
  public:
   TorchLearner(std::shared_ptr<const Shared> shared, int nodes)
-      : shared_(std::move(shared)), spec_(shared_->spec), device_(spec_.device) {
+      : shared_(std::move(shared)),
+        spec_(shared_->spec),
+        device_(spec_.device == Device::kCuda ? torch::kCUDA : torch::kCPU) {
     const Streams streams(shared_->seed);
     torch::manual_seed(streams.seed_for("model-init"));
     auto prototype = build_net();
@@ -908,13 +910,13 @@ std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uin
   auto shared = std::make_shared<Shared>();
   shared->spec = spec;
   shared->seed = seed;
-  if (spec.device != "cpu" && !torch::cuda::is_available())
+  if (spec.device != Device::kCpu && !torch::cuda::is_available())
     throw InputError("", "/workload/device", "cpu (this LibTorch build has no CUDA device)");
-  if (spec.dataset == "fashion-mnist") {
+  if (spec.dataset == DatasetKind::kFashionMnist) {
     shared->data = load_fashion_mnist(spec.data_dir.empty() ? kFashionMnistDir : spec.data_dir);
-  } else if (spec.dataset == "cifar100") {
+  } else if (spec.dataset == DatasetKind::kCifar100) {
     shared->data = load_cifar100(spec.data_dir, spec.coarse_labels);
-  } else if (spec.dataset == "tensors") {
+  } else if (spec.dataset == DatasetKind::kTensors) {
     shared->data = *load_tensor_file(spec.data_file);  // shares the tensors
   } else {
     shared->data = make_synthetic(spec.synthetic, Streams(seed).seed_for("synthetic-data"));

@@ -138,7 +138,7 @@ SnapshotPtr TrackingLearner::snapshot(NodeId n) {
 void TrackingLearner::merge(NodeId receiver, const SnapshotPtr& s, double w_self, double w_other) {
   if (replaying_) return;
   const auto& t = static_cast<const Tracked&>(*s);
-  if (!t.real) throw std::logic_error("a model in flight at the checkpoint was not restored");
+  GOSSIPSIM_CHECK(t.real, "a model in flight at the checkpoint was not restored");
   inner_.merge(receiver, t.real, w_self, w_other);
 }
 
@@ -184,7 +184,7 @@ std::vector<std::pair<uint64_t, std::string>> TrackingLearner::save_live_snapsho
   std::vector<std::pair<uint64_t, std::string>> out;
   for (auto& w : live_)
     if (auto s = w.lock()) {
-      if (!s->real) throw std::logic_error("a model in flight was not restored before a checkpoint");
+      GOSSIPSIM_CHECK(s->real, "a model in flight was not restored before a checkpoint");
       out.emplace_back(s->number, inner_.save_snapshot(*s->real));
     }
   return out;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "base/error.h"
+
 namespace gossipsim {
 
 Cluster::Cluster(const MethodContext& ctx, int nodes)
@@ -32,7 +34,7 @@ Cluster::Cluster(const MethodContext& ctx, int nodes)
 void Cluster::iterate(NodeId n, std::function<void()> then, bool run_kernel) {
   Node& node = nodes_[n];
   if (!node.up) return;
-  if (node.computing) throw std::logic_error("a node started an iteration while computing");
+  GOSSIPSIM_CHECK(!node.computing, "a node started an iteration while computing");
   Time duration = node.base;
   if (node.jitter > 0) {
     double u = 2 * uniform01(node.jitter_rng) - 1;
@@ -98,7 +100,7 @@ void Cluster::start_down(NodeId n) {
 
 void Cluster::go_down(NodeId n, bool crash) {
   Node& node = nodes_[n];
-  if (!node.up) throw std::logic_error("a node that is down went down");
+  GOSSIPSIM_CHECK(node.up, "a node that is down went down");
   node.up = false;
   ++node.life;
   node.down_since = now();
@@ -125,7 +127,7 @@ void Cluster::go_down(NodeId n, bool crash) {
 
 void Cluster::come_up(NodeId n, const std::string& model) {
   Node& node = nodes_[n];
-  if (node.up) throw std::logic_error("a node that is up joined");
+  GOSSIPSIM_CHECK(!node.up, "a node that is up joined");
   node.up = true;
   node.down_total += now() - node.down_since;
   node.weight = 1;
@@ -261,13 +263,13 @@ void Cluster::merge(NodeId dst, const Pending& p) {
 }
 
 void Cluster::merge_held(NodeId dst, const Held& h, double w_self, double w_other) {
-  if (nodes_[dst].computing) throw std::logic_error("a held model was merged into a node that is computing");
+  GOSSIPSIM_CHECK(!nodes_[dst].computing, "a held model was merged into a node that is computing");
   ctx_.learner.merge(dst, h.model, w_self, w_other);
   merged(dst, h.row);
 }
 
 void Cluster::merge_held(NodeId dst, const Held& h) {
-  if (nodes_[dst].computing) throw std::logic_error("a held model was merged into a node that is computing");
+  GOSSIPSIM_CHECK(!nodes_[dst].computing, "a held model was merged into a node that is computing");
   merge(dst, Pending{h.model, h.weight, h.row});
 }
 

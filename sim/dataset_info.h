@@ -1,9 +1,7 @@
-// What a workload's data hold, found without loading them: file headers for
-// Fashion-MNIST (IDX, gzipped or plain) and file sizes for CIFAR-100, the
-// spec itself for synthetic data. `validate` and `run` check a scenario
-// against it before anything is built, so that a missing data folder, a
-// sample count larger than the data or more shards than classes are
-// refused the same way by both, with the scenario's file and JSON path.
+// What a workload's data hold: as published (the sizes of Fashion-MNIST and
+// CIFAR-100, the spec itself for synthetic data and data files), for what a
+// run needs before or without loading them (a model's size, an epoch's
+// length). input/data_files.h reads what the files themselves hold.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +11,6 @@
 #include "sim/workload.h"
 
 namespace gossipsim {
-
-struct Scenario;
-class JsonReader;
 
 struct DatasetInfo {
   int64_t train = 0, test = 0;  // samples in the files
@@ -28,54 +23,10 @@ struct DatasetInfo {
   std::string largest_label_at;
 };
 
-// Files that only LibTorch reads: a data file of tensors (torch.save) and a
-// TorchScript module. kernels/ installs the readers (kernels/torch_files.cc)
-// in every program that links it; without them a scenario naming such a
-// file is refused in one line.
-struct TorchFileReaders {
-  // What the data file holds; an InputError naming the file otherwise.
-  TensorFileFacts (*data)(const std::string& path) = nullptr;
-  // Loads the module, checks its parameters and its forward pass on samples
-  // of `data`: one sample, then a training batch of batches[0] samples
-  // (forward and backward) and an evaluation batch of each size after it;
-  // returns its size and the logits it gives per sample.
-  TorchScriptFacts (*model)(const std::string& path, const DatasetInfo& data,
-                            const std::vector<int64_t>& batches) = nullptr;
-};
-void install_torch_file_readers(const TorchFileReaders& readers);
-const TorchFileReaders& torch_file_readers();
-
-// Reads /workload's files as parse_workload finds them: the path at `key` of
-// `r`, resolved beside the scenario file, must exist; it is recorded as an
-// input (a resume checks its digest).
-std::string named_file(const JsonReader& r, const std::string& key, const std::string& what);
-
-// A split file (/workload/partition {"kind": "file"}): one line per training
-// sample, in sample order, naming its node as n<id> or <id>; blank lines,
-// lines starting with # and a first line "node" are skipped. Each error names
-// the file and the line. `r` is /workload/partition, for errors to say what
-// named the file.
-std::vector<int> read_split_file(const JsonReader& r, const std::string& path, int nodes);
-
 // What the dataset of `w` holds as published (Fashion-MNIST 60,000 + 10,000
 // samples of 1x28x28 in 10 classes; CIFAR-100 50,000 + 10,000 of 3x32x32 in
 // 100 classes, or 20 coarse ones; synthetic data as specified), without
 // reading a file: what a timeline-only run and the model's size need.
 DatasetInfo published_dataset(const WorkloadSpec& w);
-
-// The data of `w` as its files hold them; InputError naming `file` and
-// /workload/data_dir when the files are missing or not of their format.
-DatasetInfo inspect_dataset(const WorkloadSpec& w, const std::string& file);
-
-// Checks the scenario's sizes against its data: /workload/train_samples and
-// /eval/test_samples (when given) within the data, at least one training
-// sample per node, /workload/partition/classes_per_node within the classes
-// and one sample per shard, a split file with one line per training sample
-// and at least one sample for every node.
-void check_against_data(const Scenario& sc, const DatasetInfo& data);
-
-// The data files the scenario names through /workload/data_dir (none when it
-// uses the default folder or synthetic data), for a resume to check.
-std::vector<std::string> named_data_files(const WorkloadSpec& w);
 
 }  // namespace gossipsim

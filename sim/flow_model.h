@@ -54,6 +54,9 @@ struct FlowModel {
   double weight_s_bytes = 20537;
   double window_bytes = 4194304;
   // slowstart
+  // /network/model's names: flow_model_names() below; `tcp` and
+  // `slow_start` say which.
+  enum class Kind { kMaxmin, kTcp, kSlowstart };
   enum class Connections { kFresh, kPersistent, kWarm };
   Connections connections = Connections::kFresh;
   double initial_window_bytes = 14480;  // 10 segments of 1448 bytes: Linux's initial window
@@ -63,6 +66,11 @@ struct FlowModel {
 
 // How connections are named in scenarios and results: "fresh", "persistent",
 // "warm" (/network/slowstart/connections, /network/real/connections).
+inline const EnumNames<FlowModel::Kind>& flow_model_names() {
+  static const EnumNames<FlowModel::Kind> names = {
+      {"maxmin", FlowModel::Kind::kMaxmin}, {"tcp", FlowModel::Kind::kTcp}, {"slowstart", FlowModel::Kind::kSlowstart}};
+  return names;
+}
 inline const EnumNames<FlowModel::Connections>& connections_names() {
   static const EnumNames<FlowModel::Connections> names = {{"fresh", FlowModel::Connections::kFresh},
                                                           {"persistent", FlowModel::Connections::kPersistent},

@@ -1,11 +1,12 @@
-// A scenario: everything a run needs, read from JSON in one place into typed
-// option structs. Every option is documented here with its meaning, unit and
-// default; scenarios/scenario.schema.json says the same to editors and a
-// test keeps the two in agreement. Unknown keys are refused. Errors are
-// InputErrors that name the file, the JSON path and what was expected.
+// A scenario: everything a run needs, as typed option structs. Every option
+// is documented here with its meaning, unit and default;
+// scenarios/scenario.schema.json says the same to editors and a test keeps
+// the two in agreement. input/scenario_reader.h reads them from JSON.
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,8 +108,18 @@ struct StopOptions {
 
 // /eval
 struct EvalOptions {
-  double every_s = 10;          // virtual seconds between evaluations, > 0
-  int64_t test_samples = 2000;  // first n test samples used (0: all)
+  double every_s = 10;  // virtual seconds between evaluations, > 0
+  // /eval/test_samples: the first n test samples are evaluated (0: all of
+  // them, and more than the test set holds is refused); not given: the
+  // first kDefaultTestSamples, or all where the set holds fewer.
+  std::optional<int64_t> test_samples;
+  static constexpr int64_t kDefaultTestSamples = 2000;
+  int64_t test_samples_or_default() const { return test_samples.value_or(kDefaultTestSamples); }
+  // The samples an evaluation uses out of a test set of `available`.
+  int64_t used_test_samples(int64_t available) const {
+    const int64_t n = test_samples_or_default();
+    return n > 0 ? std::min(n, available) : available;
+  }
   std::vector<double> targets;  // accuracies for time-to-accuracy, in (0, 1]
   // What reaching a target means (and /stop/target_accuracy): "average"
   // (default), "node_mean" or "node_min" (sim/learner.h); the node ones need
@@ -120,7 +131,6 @@ struct EvalOptions {
   // reported as starved (summary.json "starved_cuts", and a warning). 0
   // (default): a quarter of the run's virtual time.
   double starved_s = 0;
-  bool test_samples_given = false;  // test_samples was set: it must not exceed the test set
 };
 
 // /limits: the sizes a scenario may ask for (SizeLimits in
@@ -178,23 +188,12 @@ inline constexpr double kMaxEvaluations = 1e6;
 // them, and with training the nodes' models (parameters and momentum, from
 // `model_bytes`) and the dataset in float32 (`data_bytes`).
 double estimate_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_bytes = 0);
-// Refuses, at /limits/memory_gb, a scenario whose estimate exceeds it.
-void check_memory(const Scenario& sc, int64_t model_bytes = 0, int64_t data_bytes = 0);
-
 // How long a run of the scenario lasts in virtual seconds, about:
 // /stop/virtual_s, or with /stop/epochs alone the time its nodes take for
 // that many epochs at their mean iteration time (a lower bound: it leaves
 // out every wait for the network).
 double estimated_run_s(const Scenario& sc);
 
-// Applies "--set /json/pointer=value" overrides: value is parsed as JSON, or
-// taken as a string when it is not valid JSON.
-void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file);
-
-Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
-// The /network section alone (net replay files share it; they have no
-// profiles). Profiles are read against the built topology by parse_scenario.
-NetworkOptions parse_network(const JsonReader& r, bool allow_profiles = false);
 // /eval/target's names: average, node_mean, node_min.
 inline const EnumNames<TargetMetric>& target_metric_names() {
   static const EnumNames<TargetMetric> names{{"average", TargetMetric::kAverage},
@@ -202,6 +201,5 @@ inline const EnumNames<TargetMetric>& target_metric_names() {
                                              {"node_min", TargetMetric::kNodeMin}};
   return names;
 }
-Scenario load_scenario(const std::string& file, const std::vector<std::string>& sets = {});
 
 }  // namespace gossipsim

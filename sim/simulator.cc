@@ -1,10 +1,10 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
 #include <string>
 
+#include "base/error.h"
 #include "sim/transport.h"
 
 namespace gossipsim {
@@ -65,7 +65,7 @@ bool Simulator::step() {
   Entry top = heap_.front();
   std::pop_heap(heap_.begin(), heap_.end(), Later{});
   heap_.pop_back();
-  assert(top.time >= now_.ns());
+  GOSSIPSIM_CHECK(top.time >= now_.ns(), "an event was scheduled before the clock");
   now_ = Time::ns(top.time);
   Action action = std::move(slots_[top.slot].action);
   slots_[top.slot].seq = 0;

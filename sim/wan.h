@@ -73,6 +73,7 @@
 #include <vector>
 
 #include "base/distribution.h"
+#include "base/enum_names.h"
 #include "base/random.h"
 #include "base/units.h"
 #include "topologies/graph.h"
@@ -122,6 +123,11 @@ struct ChurnEvent {
   std::string model = "average";  // joins
   bool down() const { return kind != Kind::kJoin; }
 };
+inline const EnumNames<ChurnEvent::Kind>& churn_kind_names() {
+  static const EnumNames<ChurnEvent::Kind> names{
+      {"crash", ChurnEvent::Kind::kCrash}, {"leave", ChurnEvent::Kind::kLeave}, {"join", ChurnEvent::Kind::kJoin}};
+  return names;
+}
 
 // What /churn asks for: every node's events in time order, and the nodes
 // that start down.

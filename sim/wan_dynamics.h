@@ -1,7 +1,7 @@
 // The living WAN during a run: plays the profiles (capacities, latencies,
 // compute speeds) and the cross-traffic that /network/profiles,
 // /compute/profiles and /network/cross_traffic ask for (sim/wan.h; read by
-// sim/wan_reader.h), recording every change in events.csv.
+// input/wan_reader.h), recording every change in events.csv.
 #pragma once
 
 #include <functional>

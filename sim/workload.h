@@ -6,7 +6,22 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.h"
+
 namespace gossipsim {
+
+// /workload/dataset: Fashion-MNIST (Debian's files or data_dir), CIFAR-100's
+// binary files (data_dir), synthetic data (/workload/synthetic), or a data
+// file of tensors, given as {"tensors": FILE} (scripts/export-workload).
+enum class DatasetKind { kFashionMnist, kCifar100, kSynthetic, kTensors };
+inline const EnumNames<DatasetKind>& dataset_names() {
+  static const EnumNames<DatasetKind> names{{"fashion-mnist", DatasetKind::kFashionMnist},
+                                            {"cifar100", DatasetKind::kCifar100},
+                                            {"synthetic", DatasetKind::kSynthetic},
+                                            {"tensors", DatasetKind::kTensors}};
+  return names;
+}
+inline const std::string& dataset_name(DatasetKind d) { return name_of(d, dataset_names()); }
 
 struct PartitionSpec {
   enum class Kind { kIid, kDirichlet, kShards, kFile } kind = Kind::kIid;
@@ -15,11 +30,25 @@ struct PartitionSpec {
   std::string path;          // file: the split file, as resolved (beside the scenario)
   std::vector<int> nodes;    // file: the node of each training sample, in sample order
 };
+inline const EnumNames<PartitionSpec::Kind>& partition_names() {
+  static const EnumNames<PartitionSpec::Kind> names{{"iid", PartitionSpec::Kind::kIid},
+                                                    {"dirichlet", PartitionSpec::Kind::kDirichlet},
+                                                    {"shards", PartitionSpec::Kind::kShards},
+                                                    {"file", PartitionSpec::Kind::kFile}};
+  return names;
+}
+
+// resnet20's normalization layers: batch norm (the default) or group norm.
+enum class Norm { kBatch, kGroup };
+inline const EnumNames<Norm>& norm_names() {
+  static const EnumNames<Norm> names{{"batch", Norm::kBatch}, {"group", Norm::kGroup}};
+  return names;
+}
 
 struct ModelSpec {
   std::string name = "cnn";             // mlp | cnn | cnn-wide | resnet20 | torchscript
   std::vector<int64_t> hidden = {128};  // mlp: hidden layer widths
-  std::string norm = "batch";           // resnet20: batch | group
+  Norm norm = Norm::kBatch;             // resnet20
   std::string torchscript;              // torchscript: the module file, as resolved (beside the scenario)
   int64_t state_bytes = 0;              // torchscript: float32 parameters and buffers, found when it was read
 };
@@ -37,6 +66,19 @@ struct LrSchedule {
   double gamma = 0.1;       // step
   double epochs = 10;       // cosine: local epochs to reach 0
 };
+inline const EnumNames<LrSchedule::Kind>& schedule_names() {
+  static const EnumNames<LrSchedule::Kind> names{{"constant", LrSchedule::Kind::kConstant},
+                                                 {"step", LrSchedule::Kind::kStep},
+                                                 {"cosine", LrSchedule::Kind::kCosine}};
+  return names;
+}
+
+// Where the kernels run: the CPU (default) or a CUDA device.
+enum class Device { kCpu, kCuda };
+inline const EnumNames<Device>& device_names() {
+  static const EnumNames<Device> names{{"cpu", Device::kCpu}, {"cuda", Device::kCuda}};
+  return names;
+}
 
 struct OptimizerSpec {
   double lr = 0.05;           // learning rate
@@ -77,24 +119,24 @@ struct TorchScriptFacts {
 inline constexpr int64_t kEvaluationChunk = 128;
 
 struct WorkloadSpec {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | cifar100 | synthetic | tensors
-  std::string data_dir;                   // default: /usr/share/datasets/fashion-mnist for fashion-mnist
-  std::string data_file;                  // tensors: the file, as resolved (beside the scenario)
-  TensorFileFacts data_facts;             // tensors
-  bool coarse_labels = false;             // cifar100: 20 superclasses instead of 100 classes
-  int64_t train_samples = 0;              // keep only the first n training samples (0: all)
+  DatasetKind dataset = DatasetKind::kFashionMnist;
+  std::string data_dir;        // default: /usr/share/datasets/fashion-mnist for fashion-mnist
+  std::string data_file;       // tensors: the file, as resolved (beside the scenario)
+  TensorFileFacts data_facts;  // tensors
+  bool coarse_labels = false;  // cifar100: 20 superclasses instead of 100 classes
+  int64_t train_samples = 0;   // keep only the first n training samples (0: all)
   SyntheticSpec synthetic;
   ModelSpec model;
   int64_t batch = 32;  // mini-batch size per node iteration
   OptimizerSpec optimizer;
   PartitionSpec partition;
-  int64_t model_bytes = 0;     // bytes of one model on the wire; 0: the model's parameters
-                               // and buffers as float32 (needed with --kernels none
-                               // only when built without LibTorch)
-  std::string device = "cpu";  // cpu | cuda
-  int workers = 1;             // threads stepping nodes concurrently (results do not depend on it)
-  bool fuse = true;            // run many nodes' steps and evaluations as one stacked computation
-                               // where the model allows it (kernels/fusion.h); results do not depend on it
+  int64_t model_bytes = 0;  // bytes of one model on the wire; 0: the model's parameters
+                            // and buffers as float32 (needed with --kernels none
+                            // only when built without LibTorch)
+  Device device = Device::kCpu;
+  int workers = 1;   // threads stepping nodes concurrently (results do not depend on it)
+  bool fuse = true;  // run many nodes' steps and evaluations as one stacked computation
+                     // where the model allows it (kernels/fusion.h); results do not depend on it
 };
 
 }  // namespace gossipsim

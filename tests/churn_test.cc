@@ -11,6 +11,7 @@
 
 #include "analysis/summary.h"
 #include "analysis/writers.h"
+#include "input/wan_reader.h"
 #include "method_invariants.h"
 #include "sim/methods/registry.h"
 #include "sim/network.h"
@@ -18,7 +19,6 @@
 #include "sim/runner.h"
 #include "sim/simulator.h"
 #include "sim/wan_dynamics.h"
-#include "sim/wan_reader.h"
 #include "test_util.h"
 
 namespace gossipsim {

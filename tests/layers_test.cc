@@ -1,7 +1,7 @@
 // The layers of docs/design.md, held: every #include "..." of gossipsim's
 // own sources names a layer its file may include, so an include that runs
-// back up (sim/ including kernels/, topologies/ including sim/'s runtime,
-// anything including cli/) fails here, naming the file and the line.
+// back up (sim/ including kernels/ or a reader of input/, anything
+// including cli/) fails here, naming the file and the line.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -33,10 +33,11 @@ Scan scan(const fs::path& root) {
       {"base", {}},
       {"topologies", {"base"}},
       {"sim", {"base", "topologies"}},
-      {"kernels", {"base", "topologies", "sim"}},
+      {"input", {"base", "topologies", "sim"}},
+      {"kernels", {"base", "topologies", "sim", "input"}},
       {"emulate", {"base", "topologies", "sim"}},
-      {"analysis", {"base", "topologies", "sim"}},
-      {"cli", {"base", "topologies", "sim", "kernels", "emulate", "analysis"}},
+      {"analysis", {"base", "topologies", "sim", "input"}},
+      {"cli", {"base", "topologies", "sim", "input", "kernels", "emulate", "analysis"}},
   };
   const std::regex include(R"re(^\s*#\s*include\s*"([^"]+)")re");
   Scan result;
@@ -76,18 +77,22 @@ TEST(Layers, NoIncludeRunsBackUp) {
 }
 
 // The check catches what it should: a tree written by the test, with one
-// include that runs back up (sim/ including kernels/) and fine ones.
+// include that runs back up (sim/ including kernels/), a runtime that
+// reads (sim/ including input/), and fine ones.
 TEST(Layers, TheCheckFindsAnIncludeThatRunsBackUp) {
   const fs::path root = fs::temp_directory_path() / ("gossipsim-layers-" + std::to_string(::getpid()));
-  for (const char* layer : {"base", "sim", "kernels"}) fs::create_directories(root / layer);
+  for (const char* layer : {"base", "sim", "input", "kernels"}) fs::create_directories(root / layer);
   std::ofstream(root / "base/a.h") << "#include <vector>\n";
-  std::ofstream(root / "sim/b.cc") << "#include \"base/a.h\"\n// x\n  #include \"kernels/c.h\"\n";
-  std::ofstream(root / "kernels/c.h") << "#include \"sim/b.h\"\n#include \"torch/torch.h\"\n";
+  std::ofstream(root / "sim/b.cc")
+      << "#include \"base/a.h\"\n// x\n  #include \"kernels/c.h\"\n#include \"input/d.h\"\n";
+  std::ofstream(root / "input/d.h") << "#include \"sim/b.h\"\n";
+  std::ofstream(root / "kernels/c.h") << "#include \"sim/b.h\"\n#include \"input/d.h\"\n#include \"torch/torch.h\"\n";
   const Scan s = scan(root);
-  EXPECT_EQ(s.files, 3);
-  EXPECT_EQ(s.includes, 3);
-  ASSERT_EQ(s.violations.size(), 1u);
+  EXPECT_EQ(s.files, 4);
+  EXPECT_EQ(s.includes, 6);
+  ASSERT_EQ(s.violations.size(), 2u);
   EXPECT_EQ(s.violations[0], "sim/b.cc:3: layer sim includes kernels/c.h (layer kernels)");
+  EXPECT_EQ(s.violations[1], "sim/b.cc:4: layer sim includes input/d.h (layer input)");
   fs::remove_all(root);
 }
 

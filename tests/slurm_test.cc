@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "sim/sweep.h"
+#include "input/sweep.h"
 #include "test_util.h"
 
 namespace gossipsim {

@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "input/sweep.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/scenario.h"
+#include "input/scenario_reader.h"
 #include "topologies/builder.h"
 
 namespace gossipsim::test {

@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "input/wan_reader.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "sim/wan_dynamics.h"
-#include "sim/wan_reader.h"
 #include "test_util.h"
 
 namespace gossipsim {

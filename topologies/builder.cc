@@ -64,7 +64,7 @@ void check_links(const JsonReader& r, const std::string& key, double vertices, d
 }
 
 // The structure generators shared by /topology and /topology/peers.
-bool structure(const JsonReader& r, const std::string& kind, const Streams& streams, const char* purpose,
+bool structure(const JsonReader& r, Generator kind, const Streams& streams, const char* purpose,
                const SizeLimits& limits, int& n, EdgeList& edges, bool& hub_router) {
   Rng rng = streams.stream(purpose);
   hub_router = false;
@@ -74,7 +74,7 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
     return p;
   };
   try {
-    if (kind == "torus") {
+    if (kind == Generator::kTorus) {
       int rows = positive_int(r, "rows", 1, limits.nodes), cols = positive_int(r, "cols", 1, limits.nodes);
       const int64_t cells = int64_t(rows) * cols;
       if (cells > limits.nodes)
@@ -86,20 +86,19 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
       edges = torus_edges(rows, cols);
       return true;
     }
-    if (kind != "complete" && kind != "ring" && kind != "star" && kind != "random-regular" && kind != "erdos-renyi" &&
-        kind != "watts-strogatz" && kind != "barabasi-albert")
-      return false;
+    if (kind == Generator::kGeo || kind == Generator::kFile) return false;
     n = positive_int(r, "nodes", 1, limits.nodes);
     const double pairs = 0.5 * n * (n - 1.0);
-    if (kind == "complete") check_links(r, "nodes", n, pairs, limits, "complete graph");
-    if (kind == "erdos-renyi") check_links(r, "nodes", n, pairs, limits, "erdos-renyi draw (every pair is visited)");
-    if (kind == "complete") edges = complete_edges(n);
-    if (kind == "ring") edges = ring_edges(n);
-    if (kind == "star") {
+    if (kind == Generator::kComplete) check_links(r, "nodes", n, pairs, limits, "complete graph");
+    if (kind == Generator::kErdosRenyi)
+      check_links(r, "nodes", n, pairs, limits, "erdos-renyi draw (every pair is visited)");
+    if (kind == Generator::kComplete) edges = complete_edges(n);
+    if (kind == Generator::kRing) edges = ring_edges(n);
+    if (kind == Generator::kStar) {
       edges = star_edges(n + 1);
       hub_router = true;
     }
-    if (kind == "random-regular") {
+    if (kind == Generator::kRandomRegular) {
       int d = positive_int(r, "degree", 1, limits.nodes);
       r.require(d < n && (static_cast<long>(n) * d) % 2 == 0, "degree", "a degree < nodes with nodes*degree even");
       r.require(d >= 2 || n == 2, "degree",
@@ -113,7 +112,7 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
                                      n, d));
       }
     }
-    if (kind == "erdos-renyi") {
+    if (kind == Generator::kErdosRenyi) {
       const double p = probability("p");
       // Refuse what can (almost) never be connected rather than redraw for
       // ever: P(connected) ~ exp(-E[isolated vertices]) (Erdos and Renyi
@@ -125,13 +124,13 @@ bool structure(const JsonReader& r, const std::string& kind, const Streams& stre
                                 n, p, isolated, std::min(1.0, (std::log(n) + 2) / n)));
       edges = erdos_renyi_edges(n, p, rng);
     }
-    if (kind == "watts-strogatz") {
+    if (kind == Generator::kWattsStrogatz) {
       int k = positive_int(r, "k", 2, limits.nodes);
       r.require(k % 2 == 0 && k < n, "k", "an even k < nodes");
       check_links(r, "k", n, 0.5 * n * k, limits, "watts-strogatz graph");
       edges = watts_strogatz_edges(n, k, probability("beta"), rng);
     }
-    if (kind == "barabasi-albert") {
+    if (kind == Generator::kBarabasiAlbert) {
       int m = positive_int(r, "m", 1, limits.nodes);
       r.require(m < n, "m", "m < nodes");
       check_links(r, "m", n, double(m) * n, limits, "barabasi-albert graph");
@@ -434,13 +433,13 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
                         const SizeLimits& limits) {
   r.expect_object();
   Builder b{defaults, streams, limits, {}};
-  const std::string kind = r.string("generator");
+  const Generator kind = r.at("generator").as_choice(generator_names());
   int n = 0;
   EdgeList edges;
   bool hub_router = false;
-  if (kind == "geo") {
+  if (kind == Generator::kGeo) {
     build_geo(r, b);
-  } else if (kind == "file") {
+  } else if (kind == Generator::kFile) {
     try {
       load_file(r, b);
     } catch (const InputError& e) {
@@ -453,11 +452,7 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
       b.add(router ? "hub" : fmt::format("n{}", v - (hub_router ? 1 : 0)), !router);
     }
     for (auto [a, c] : edges) b.link(a, c);
-    b.t.description = fmt::format("{}: {} nodes", kind, n);
-  } else {
-    r.fail(
-        "generator",
-        "one of complete, ring, torus, star, random-regular, erdos-renyi, watts-strogatz, barabasi-albert, geo, file");
+    b.t.description = fmt::format("{}: {} nodes", name_of(kind, generator_names()), n);
   }
 
   Topology& t = b.t;
@@ -468,10 +463,16 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
     int pn = 0;
     EdgeList pe;
     bool unused = false;
-    std::string pk = peers->string("generator");
-    if (!structure(*peers, pk, streams, "peers", limits, pn, pe, unused) || pk == "star")
-      peers->fail("generator",
-                  "one of complete, ring, torus, random-regular, erdos-renyi, watts-strogatz, barabasi-albert");
+    // The structure generators over the compute nodes: no routers.
+    EnumNames<Generator> peer_generators = generator_names();
+    peer_generators.erase(std::remove_if(peer_generators.begin(), peer_generators.end(),
+                                         [](const auto& g) {
+                                           return g.second == Generator::kStar || g.second == Generator::kGeo ||
+                                                  g.second == Generator::kFile;
+                                         }),
+                          peer_generators.end());
+    const Generator pk = peers->at("generator").as_choice(peer_generators);
+    structure(*peers, pk, streams, "peers", limits, pn, pe, unused);
     if (pn != t.node_count()) peers->fail("nodes", fmt::format("{} (the topology's compute nodes)", t.node_count()));
     t.peers = adjacency(pn, pe);
     peers->done();

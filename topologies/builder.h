@@ -29,11 +29,39 @@
 #include <string>
 
 #include "base/distribution.h"
+#include "base/enum_names.h"
 #include "base/json_reader.h"
 #include "base/random.h"
 #include "topologies/graph.h"
 
 namespace gossipsim {
+
+// /topology/generator's names, in the order errors list them.
+enum class Generator {
+  kComplete,
+  kRing,
+  kTorus,
+  kStar,
+  kRandomRegular,
+  kErdosRenyi,
+  kWattsStrogatz,
+  kBarabasiAlbert,
+  kGeo,
+  kFile
+};
+inline const EnumNames<Generator>& generator_names() {
+  static const EnumNames<Generator> names{{"complete", Generator::kComplete},
+                                          {"ring", Generator::kRing},
+                                          {"torus", Generator::kTorus},
+                                          {"star", Generator::kStar},
+                                          {"random-regular", Generator::kRandomRegular},
+                                          {"erdos-renyi", Generator::kErdosRenyi},
+                                          {"watts-strogatz", Generator::kWattsStrogatz},
+                                          {"barabasi-albert", Generator::kBarabasiAlbert},
+                                          {"geo", Generator::kGeo},
+                                          {"file", Generator::kFile}};
+  return names;
+}
 
 // The network values gossipsim represents: capacities from 1 kbit/s to
 // 1 Pbit/s, one-way latencies up to 1000 s. Given values outside are

@@ -20,14 +20,14 @@
 
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "input/replay_reader.h"
+#include "input/scenario_reader.h"
+#include "input/sweep.h"
+#include "input/wan_reader.h"
 #include "sim/network.h"
 #include "sim/recorder.h"
-#include "sim/replay.h"
-#include "sim/scenario.h"
 #include "sim/simulator.h"
-#include "sim/sweep.h"
 #include "sim/wan_dynamics.h"
-#include "sim/wan_reader.h"
 #include "topologies/builder.h"
 
 namespace gossipsim::fuzz {
@@ -85,7 +85,7 @@ inline void replay_entry(const uint8_t* data, size_t size) {
   expect_refusal_at_most([&] {
     nlohmann::json doc =
         JsonReader::parse_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz/replay.json", "");
-    replay_transfers(doc, "fuzz/replay.json", harness_limits());
+    replay_transfers(read_replay(doc, "fuzz/replay.json", harness_limits()));
   });
 }
 

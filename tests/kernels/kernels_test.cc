@@ -32,7 +32,7 @@ fs::path temp_dir(const std::string& name) {
 
 WorkloadSpec synthetic_workload(int workers = 1) {
   WorkloadSpec w;
-  w.dataset = "synthetic";
+  w.dataset = DatasetKind::kSynthetic;
   w.synthetic.shape = {16};
   w.synthetic.train = 512;
   w.synthetic.test = 128;
@@ -68,7 +68,7 @@ TEST(Models, ResNet20RunsOnCifarShapes) {
   auto y = net->forward(torch::zeros({2, 3, 32, 32}));
   EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 100}));
   EXPECT_FALSE(float_buffers(*net).empty());  // BatchNorm running statistics
-  spec.norm = "group";
+  spec.norm = Norm::kGroup;
   EXPECT_TRUE(float_buffers(*make_model(spec, {3, 32, 32}, 100)).empty());
 }
 
@@ -362,7 +362,7 @@ TEST(Learner, EvaluationsSplitTheConsensusWithinAndBetweenGroupsAndCanSkipNodes)
 
 TEST(Device, CudaIsRefusedClearlyWithoutIt) {
   WorkloadSpec w = synthetic_workload();
-  w.device = "cuda";
+  w.device = Device::kCuda;
   if (torch_has_cuda()) {
     auto learner = make_torch_factory(w, 1, 0)->make(2);
     learner->step(0, Time());

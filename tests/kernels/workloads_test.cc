@@ -98,7 +98,7 @@ class Workloads : public ::testing::Test {
 
 WorkloadSpec own_workload(const std::string& data, const std::string& model, int64_t batch, double lr) {
   WorkloadSpec w;
-  w.dataset = "tensors";
+  w.dataset = DatasetKind::kTensors;
   w.data_file = data;
   w.model.name = "torchscript";
   w.model.torchscript = model;

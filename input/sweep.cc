@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "input/sweep.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "base/json_reader.h"
 #include "base/numbers.h"
 #include "base/safe_name.h"
-#include "sim/scenario.h"
+#include "input/scenario_reader.h"
 
 namespace gossipsim {
 

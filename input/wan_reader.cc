@@ -1,4 +1,4 @@
-#include "sim/wan_reader.h"
+#include "input/wan_reader.h"
 
 #include <fmt/format.h>
 
@@ -557,8 +557,15 @@ struct TaggedChurn {
 
 constexpr size_t kMaxChurnEvents = 1000000;
 
-ChurnEvent::Kind churn_kind(const std::string& s) {
-  return s == "crash" ? ChurnEvent::Kind::kCrash : s == "leave" ? ChurnEvent::Kind::kLeave : ChurnEvent::Kind::kJoin;
+// How a cycle's nodes go down, and how it starts.
+const EnumNames<ChurnEvent::Kind>& going_down_names() {
+  static const EnumNames<ChurnEvent::Kind> names{{"crash", ChurnEvent::Kind::kCrash},
+                                                 {"leave", ChurnEvent::Kind::kLeave}};
+  return names;
+}
+const EnumNames<bool>& starts_up_names() {
+  static const EnumNames<bool> names{{"up", true}, {"down", false}};
+  return names;
 }
 
 void read_churn_events(const JsonReader& list, const std::vector<NodeId>& nodes, const std::string& model,
@@ -569,9 +576,8 @@ void read_churn_events(const JsonReader& list, const std::vector<NodeId>& nodes,
     if (p.array_size() != 2) p.fail("a [time_s, crash | leave | join] pair");
     const double at = p.element(0).as_number();
     if (!(at >= 0 && at <= kMaxVirtualSeconds)) p.element(0).fail("a time in [0, 1e9] s");
-    const std::string what = p.element(1).as_string();
-    if (what != "crash" && what != "leave" && what != "join") p.element(1).fail("one of crash, leave, join");
-    for (NodeId n : nodes) all.push_back({churn_event(seconds(at), n, churn_kind(what), model), p.path()});
+    const ChurnEvent::Kind what = p.element(1).as_choice(churn_kind_names());
+    for (NodeId n : nodes) all.push_back({churn_event(seconds(at), n, what, model), p.path()});
   }
 }
 
@@ -583,19 +589,17 @@ void read_churn_cycle(const JsonReader& c, const std::vector<NodeId>& nodes, con
   const Distribution down = Distribution::parse(c.at("down_s"), Distribution::Domain::kPositive, {1e-3, 1e9});
   const double until = c.number("until_s");
   c.require(until > 0 && until <= kMaxVirtualSeconds, "until_s", "a number of seconds in (0, 1e9]");
-  const std::string how = c.string("down", "crash");
-  if (how != "crash" && how != "leave") c.fail("down", "one of crash, leave");
-  const std::string start = c.string("start", "up");
-  if (start != "up" && start != "down") c.fail("start", "one of up, down");
+  const ChurnEvent::Kind how = c.choice("down", going_down_names());
+  const bool starts_up = c.choice("start", starts_up_names());
   c.done();
   for (NodeId n : nodes) {
     Rng rng = streams.stream(fmt::format("churn-{}", entry), static_cast<uint64_t>(n));
-    bool is_up = start == "up";
+    bool is_up = starts_up;
     if (!is_up) all.push_back({churn_event(Time::zero(), n, ChurnEvent::Kind::kCrash, model), c.path(), true});
     for (double at = 0;;) {
       at += (is_up ? up : down).sample(rng);
       if (at >= until) break;
-      all.push_back({churn_event(seconds(at), n, is_up ? churn_kind(how) : ChurnEvent::Kind::kJoin, model), c.path()});
+      all.push_back({churn_event(seconds(at), n, is_up ? how : ChurnEvent::Kind::kJoin, model), c.path()});
       is_up = !is_up;
       if (all.size() > kMaxChurnEvents) c.fail(fmt::format("at most {} churn events in all", kMaxChurnEvents));
     }
