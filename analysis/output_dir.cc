@@ -39,7 +39,7 @@ std::optional<nlohmann::json> read_result_marker(const fs::path& dir) {
 }
 
 void check_folder_path(const fs::path& p, const std::string& what) {
-  if (p.empty()) throw InputError(what, "", "a folder path (got an empty one)");
+  if (p.empty()) throw InputError(what, "", "expected a folder path (got an empty one)");
   // The path itself and every folder above it must be folders where they exist.
   fs::path prefix;
   for (const auto& part : p) {
@@ -48,24 +48,27 @@ void check_folder_path(const fs::path& p, const std::string& what) {
     fs::file_status st = fs::status(prefix, ec);
     if (ec || !fs::exists(st)) continue;
     if (!fs::is_directory(st)) {
-      if (prefix == p) throw InputError(what + " " + p.string(), "", "a folder, not an existing file");
-      throw InputError(what + " " + p.string(), "", prefix.string() + " is a file, so no folder can be made below it");
+      if (prefix == p) throw InputError(what + " " + p.string(), "", "expected a folder, not an existing file");
+      throw InputError(
+          what + " " + p.string(), "",
+          "expected a path below folders: " + prefix.string() + " is a file, so no folder can be made below it");
     }
   }
 }
 
 void check_output_file(const fs::path& p, const std::string& what, const std::string& own_header) {
   std::error_code ec;
-  if (fs::is_directory(p, ec)) throw InputError(what + " " + p.string(), "", "a file path, not a folder");
+  if (fs::is_directory(p, ec)) throw InputError(what + " " + p.string(), "", "expected a file path, not a folder");
   if (p.has_parent_path()) check_folder_path(p.parent_path(), what);
   if (!fs::exists(p, ec)) return;
   std::ifstream in(p, std::ios::binary);
   std::string head(own_header.size(), '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   if (!in || head != own_header)
-    throw InputError(what + " " + p.string(), "",
-                     "a new file or one this command wrote before (this one holds something else, and gossipsim "
-                     "never overwrites a file it did not write)");
+    throw InputError(
+        what + " " + p.string(), "",
+        "expected a new file or one this command wrote before (this one holds something else, and gossipsim "
+        "never overwrites a file it did not write)");
 }
 
 std::optional<nlohmann::json> existing_result(const fs::path& p, const std::vector<std::string>& kinds,
@@ -130,7 +133,7 @@ void OutputDir::commit() {
       auto marker = read_result_marker(final_);
       if (!marker || (*marker)["kind"] != kind_)
         throw InputError(final_.string(), "",
-                         "no other files in the result folder (it changed during the run; "
+                         "expected no other files in the result folder (it changed during the run; "
                          "the new result is kept in " +
                              staging_.string() + ")");
       aside = final_;
@@ -166,10 +169,11 @@ FolderClaim::FolderClaim(const fs::path& folder, const std::string& what, Mode m
         ::usleep(10000);
         continue;
       }
-      throw InputError(what + " " + folder.string(), "",
-                       fmt::format("a folder no other gossipsim is writing; process {} is writing it now (wait for "
-                                   "it to end, or choose another {})",
-                                   n > 0 ? std::string(pid, static_cast<size_t>(n)) : "?", what));
+      throw InputError(
+          what + " " + folder.string(), "",
+          fmt::format("expected a folder no other gossipsim is writing; process {} is writing it now (wait for "
+                      "it to end, or choose another {})",
+                      n > 0 ? std::string(pid, static_cast<size_t>(n)) : "?", what));
     }
     struct stat held, named;
     if (::fstat(fd_, &held) == 0 && ::stat(lock_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&

@@ -141,7 +141,7 @@ nlohmann::json JsonReader::parse_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, "", "cannot open the file: it is missing or unreadable");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InputError(file, "", "a file that can be read");
+  if (in.bad()) throw InputError(file, "", "expected a file that can be read");
   return parse_text(text, file, "");
 }
 

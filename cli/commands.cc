@@ -113,12 +113,14 @@ int plot_command(const PlotCommand& cmd) {
   for (const auto& r : results) {
     auto marker = read_result_marker(r);
     if (!marker || ((*marker)["kind"] != "run" && (*marker)["kind"] != "sweep"))
-      throw InputError(r, "",
-                       fs::is_directory(r) ? "a folder written by gossipsim run or gossipsim sweep (this one is not)"
-                       : fs::exists(r)     ? "a folder written by gossipsim run or gossipsim sweep, not a file"
-                                       : "a folder written by gossipsim run or gossipsim sweep (it does not exist)");
+      throw InputError(
+          r, "",
+          fs::is_directory(r) ? "expected a folder written by gossipsim run or gossipsim sweep (this one is not)"
+          : fs::exists(r)     ? "expected a folder written by gossipsim run or gossipsim sweep, not a file"
+                              : "expected a folder written by gossipsim run or gossipsim sweep (it does not exist)");
     if ((*marker)["kind"] == "sweep" && !marker->value("complete", false))
-      throw InputError(r, "", "a finished sweep (this one has points still to run or failed; run the sweep again)");
+      throw InputError(r, "",
+                       "expected a finished sweep (this one has points still to run or failed; run the sweep again)");
     if ((*marker)["kind"] == "run" && !marker->value("complete", true))
       say(stderr,
           "gossipsim: note: {} is an interrupted run (gossipsim run --resume {} finishes it); "

@@ -69,7 +69,7 @@ std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::stri
     if (model == 0) model = model_state_bytes(w);
 #endif
     if (model == 0)
-      throw InputError(sc.file, "/workload/model_bytes", "a model size in bytes (built without LibTorch)");
+      throw InputError(sc.file, "/workload/model_bytes", "expected a model size in bytes (built without LibTorch)");
     int64_t train = published_dataset(w).train;
     if (w.train_samples > 0) train = std::min(train, w.train_samples);
     return std::make_unique<NullFactory>(bytes(model), w.batch, train);
@@ -77,7 +77,7 @@ std::unique_ptr<LearnerFactory> make_factory(const Scenario& sc, const std::stri
 #ifdef GOSSIPSIM_WITH_TORCH
   return make_torch_factory(w, sc.seed, sc.eval.test_samples_or_default());
 #else
-  throw InputError(sc.file, "", "--kernels none: this build has no LibTorch");
+  throw InputError(sc.file, "", "expected --kernels none: this build has no LibTorch");
 #endif
 }
 
@@ -279,8 +279,9 @@ class Run {
     fs::path dir = cmd_.resume;
     if (!fs::exists(dir / "checkpoint.json")) dir += ".checkpoint";
     if (!fs::exists(dir / "checkpoint.json"))
-      throw InputError("--resume " + cmd_.resume, "",
-                       "a result folder with a checkpoint beside it (" + dir.string() + "/checkpoint.json not found)");
+      throw InputError(
+          "--resume " + cmd_.resume, "",
+          "expected a result folder with a checkpoint beside it (" + dir.string() + "/checkpoint.json not found)");
     ckpt_ = std::make_unique<CheckpointFolder>(dir);
     try {
       header_ = JsonReader::parse_file((dir / "checkpoint.json").string()).get<RunHeader>();
@@ -382,8 +383,8 @@ class Run {
     dir += ".checkpoint";
     if (fs::exists(dir))
       throw InputError("--out " + out_.string(), "",
-                       "a folder without an unfinished run: " + dir.string() + " holds one (resume it with --resume " +
-                           out_.string() + ", or remove it)");
+                       "expected a folder without an unfinished run: " + dir.string() +
+                           " holds one (resume it with --resume " + out_.string() + ", or remove it)");
     ckpt_ = std::make_unique<CheckpointFolder>(dir);
     header_.scenario_file = cmd_.scenario;
     header_.scenario = sc_.document;

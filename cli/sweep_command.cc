@@ -205,8 +205,8 @@ class SweepRun {
       for (const auto& a : sweep_.axes)
         if (path == a.path)
           throw InputError("--set " + s, "",
-                           "a path that is not an axis of the sweep (" + a.path + " is one: change its values in " +
-                               sweep_.file + ")");
+                           "expected a path that is not an axis of the sweep (" + a.path +
+                               " is one: change its values in " + sweep_.file + ")");
     }
     check_sweep_values(sweep_, cmd_.sets);
     // Evaluations priced before the points pay for them (the first point's).
@@ -222,29 +222,30 @@ class SweepRun {
   void check_slurm_options(bool slurm) const {
     if (!slurm) {
       if (!cmd_.slurm_args.empty())
-        throw InputError("--slurm-arg " + cmd_.slurm_args.front(), "", "--slurm or --slurm-script beside it");
+        throw InputError("--slurm-arg " + cmd_.slurm_args.front(), "", "expected --slurm or --slurm-script beside it");
       if (cmd_.slurm_tasks)
         throw InputError("--slurm-tasks " + std::to_string(cmd_.slurm_tasks), "",
-                         "--slurm or --slurm-script beside it");
+                         "expected --slurm or --slurm-script beside it");
       return;
     }
     if (cmd_.shard != "0/1")
-      throw InputError("--shard " + cmd_.shard, "",
-                       "no --shard with --slurm: the job array's tasks are the shards (--slurm-tasks N for N of "
-                       "them)");
+      throw InputError(
+          "--shard " + cmd_.shard, "",
+          "expected no --shard with --slurm: the job array's tasks are the shards (--slurm-tasks N for N of "
+          "them)");
     for (const auto& a : cmd_.slurm_args) check_sbatch_arg(a);
     if (!cmd_.slurm_script.empty() && (fs::exists(cmd_.slurm_script) || fs::is_symlink(cmd_.slurm_script)))
       throw InputError("--slurm-script " + cmd_.slurm_script, "",
-                       "a file that does not exist yet (this one does: remove it, or choose another name)");
+                       "expected a file that does not exist yet (this one does: remove it, or choose another name)");
     if (!cmd_.slurm_script.empty()) {
       const fs::path folder = fs::absolute(cmd_.slurm_script).parent_path();
       if (!fs::is_directory(folder))
         throw InputError("--slurm-script " + cmd_.slurm_script, "",
-                         "a file in an existing folder (" + folder.string() + " is not one)");
+                         "expected a file in an existing folder (" + folder.string() + " is not one)");
     }
     if (cmd_.slurm && !on_path("sbatch"))
       throw InputError("--slurm", "",
-                       "Slurm's sbatch on PATH (none found: install Slurm's client, or write the script with "
+                       "expected Slurm's sbatch on PATH (none found: install Slurm's client, or write the script with "
                        "--slurm-script FILE and submit it where Slurm is)");
   }
 
@@ -326,9 +327,10 @@ class SweepRun {
       job_id += c;
     }
     if (job_id.empty())
-      throw InputError("--slurm", "",
-                       fmt::format("a job array that sbatch takes; it refused {} (exit {}): {}", script.string(), rc,
-                                   said.empty() ? std::string("no output") : said.substr(0, said.find('\n'))));
+      throw InputError(
+          "--slurm", "",
+          fmt::format("expected a job array that sbatch takes; it refused {} (exit {}): {}", script.string(), rc,
+                      said.empty() ? std::string("no output") : said.substr(0, said.find('\n'))));
     if (stopped_by) {
       const int cancelled = std::system(("scancel " + job_id + " > /dev/null 2>&1").c_str());
       say(stderr,
@@ -393,12 +395,12 @@ class SweepRun {
       const std::string name = marker->value("name", sweep_.name);
       if (name != sweep_.name && !cmd_.force)
         throw InputError("--out " + out_.string(), "",
-                         "a folder of sweep " + sweep_.name + "; it holds sweep " + name +
+                         "expected a folder of sweep " + sweep_.name + "; it holds sweep " + name +
                              " (choose another --out, or --force to start over)");
       const nlohmann::json before = marker->value("settings", settings());
       if (before != settings() && !cmd_.force)
         throw InputError("--out " + out_.string(), "",
-                         "the settings it was swept with, " + before.dump() + " (now " + settings().dump() +
+                         "expected the settings it was swept with, " + before.dump() + " (now " + settings().dump() +
                              "; the same --set and --kernels to resume, or --force to start over)");
       if (cmd_.force) {
         for (const auto& e : fs::directory_iterator(out_)) fs::remove_all(e.path());

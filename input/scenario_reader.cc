@@ -365,7 +365,8 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
 void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, const std::string& file) {
   for (const auto& s : sets) {
     auto eq = s.find('=');
-    if (eq == std::string::npos || s.empty() || s[0] != '/') throw InputError(file, s, "--set /json/pointer=value");
+    if (eq == std::string::npos || s.empty() || s[0] != '/')
+      throw InputError(file, s, "expected --set /json/pointer=value");
     std::string path = s.substr(0, eq), text = s.substr(eq + 1);
     if (std::count(path.begin(), path.end(), '/') > JsonReader::kMaxJsonDepth)
       throw InputError(file, path,
@@ -378,7 +379,7 @@ void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& sets, 
     try {
       doc[nlohmann::json::json_pointer(path)] = value;
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(file, path, std::string("a JSON pointer into the scenario: ") + e.what());
+      throw InputError(file, path, std::string("expected a JSON pointer into the scenario: ") + e.what());
     }
   }
 }

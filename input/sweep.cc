@@ -185,23 +185,26 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
       if (!overlapping(e.path(), path)) continue;
       if (e.path().size() < path.size() && e.expected().rfind("unknown key", 0) == 0)
         return InputError(sweep.file, fmt::format("/axes/{}/path", j),
-                          fmt::format("a JSON pointer to a value of the base scenario; {}", said));
+                          fmt::format("expected a JSON pointer to a value of the base scenario; {}", said));
       if (e.path().size() < path.size())
-        return InputError(sweep.file, fmt::format("/axes/{}/values/0", j),
-                          fmt::format("a value of {} that fits the rest of the sweep's first point; {} (sweep the "
-                                      "two together, as one axis of the block that holds both, or change this value)",
-                                      path, said));
-      return InputError(sweep.file, fmt::format("/axes/{}/values/0", j),
-                        fmt::format("a value the base scenario takes at {}; {} (change this value)", path, said));
+        return InputError(
+            sweep.file, fmt::format("/axes/{}/values/0", j),
+            fmt::format("expected a value of {} that fits the rest of the sweep's first point; {} (sweep the "
+                        "two together, as one axis of the block that holds both, or change this value)",
+                        path, said));
+      return InputError(
+          sweep.file, fmt::format("/axes/{}/values/0", j),
+          fmt::format("expected a value the base scenario takes at {}; {} (change this value)", path, said));
     }
     for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
       if (overlapping(e.path(), it.key()))
         return InputError(sweep.file, "/set/" + pointer_token(it.key()),
-                          fmt::format("a value the base scenario takes at {}; {}", it.key(), said));
+                          fmt::format("expected a value the base scenario takes at {}; {}", it.key(), said));
     for (const std::string& set : sets)
       if (overlapping(e.path(), set.substr(0, set.find('='))))
-        return InputError("--set " + set, "", fmt::format("a value the base scenario takes; {}", said));
-    return InputError(sweep.file, "", fmt::format("a base scenario that the sweep's first point can run; {}", said));
+        return InputError("--set " + set, "", fmt::format("expected a value the base scenario takes; {}", said));
+    return InputError(sweep.file, "",
+                      fmt::format("expected a base scenario that the sweep's first point can run; {}", said));
   };
   Scenario first;
   try {
@@ -241,17 +244,19 @@ void check_sweep_values(const Sweep& sweep, const std::vector<std::string>& sets
         const std::string said =
             fmt::format("with it, {} says: {}: {}", base, e.path().empty() ? "/" : e.path(), e.expected());
         if (overlapping(e.path(), path))
-          throw InputError(sweep.file, where,
-                           fmt::format("a value the base scenario takes at {}; {} (change this value)", path, said));
+          throw InputError(
+              sweep.file, where,
+              fmt::format("expected a value the base scenario takes at {}; {} (change this value)", path, said));
         std::string pinned;
         for (auto it = sweep.fixed.begin(); it != sweep.fixed.end(); ++it)
           if (overlapping(e.path(), it.key())) pinned = "/set/" + pointer_token(it.key()) + " sets it";
         for (const std::string& set : sets)
           if (overlapping(e.path(), set.substr(0, set.find('=')))) pinned = "--set " + set + " sets it";
-        throw InputError(sweep.file, where,
-                         fmt::format("a value of {} that fits the rest of the sweep; {} ({}: sweep the two together, "
-                                     "as one axis of the block that holds both, or change this value)",
-                                     path, said, pinned.empty() ? "the base pins " + e.path() : pinned));
+        throw InputError(
+            sweep.file, where,
+            fmt::format("expected a value of {} that fits the rest of the sweep; {} ({}: sweep the two together, "
+                        "as one axis of the block that holds both, or change this value)",
+                        path, said, pinned.empty() ? "the base pins " + e.path() : pinned));
       }
     }
 }
@@ -326,14 +331,14 @@ std::string slurm_batch_script(const SlurmArray& job) {
 void check_sbatch_arg(const std::string& arg) {
   const std::string where = "--slurm-arg " + arg;
   if (arg.size() < 2 || arg[0] != '-' || arg.find_first_of("\n\r") != std::string::npos)
-    throw InputError(where, "", "an option of sbatch on one line, e.g. --slurm-arg=--time=02:00:00");
+    throw InputError(where, "", "expected an option of sbatch on one line, e.g. --slurm-arg=--time=02:00:00");
   const std::string name = arg.substr(0, arg.find('='));
   for (const char* ours :
        {"-a", "--array", "-o", "--output", "-e", "--error", "-D", "--chdir", "-W", "--wait", "--parsable"})
     if (name == ours || (name.size() > 2 && name[1] != '-' && name.substr(0, 2) == ours))
-      throw InputError(
-          where, "",
-          "an option the array does not set itself (gossipsim sweep --slurm decides " + std::string(ours) + ")");
+      throw InputError(where, "",
+                       "expected an option the array does not set itself (gossipsim sweep --slurm decides " +
+                           std::string(ours) + ")");
 }
 
 }  // namespace gossipsim

@@ -32,14 +32,14 @@ namespace {
 
 std::string read_gz_or_plain(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
-  if (!f) throw InputError(path, "", "a readable file");
+  if (!f) throw InputError(path, "", "expected a readable file");
   std::string out;
   char buf[1 << 16];
   int n;
   while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
   bool bad = n < 0;
   gzclose(f);
-  if (bad) throw InputError(path, "", "a valid gzip stream");
+  if (bad) throw InputError(path, "", "expected a valid gzip stream");
   return out;
 }
 
@@ -53,29 +53,31 @@ std::string find_file(const std::string& dir, const std::string& stem, const std
     fs::path p = fs::path(dir) / (stem + ext);
     if (fs::exists(p)) return p.string();
   }
-  throw InputError((fs::path(dir) / (stem + ".gz")).string(), "", "the dataset file (missing; " + package + ")");
+  throw InputError((fs::path(dir) / (stem + ".gz")).string(), "",
+                   "expected the dataset file (missing; " + package + ")");
 }
 
 }  // namespace
 
 torch::Tensor read_idx(const std::string& path) {
   std::string raw = read_gz_or_plain(path);
-  if (raw.size() < 8) throw InputError(path, "header", "an IDX header");
+  if (raw.size() < 8) throw InputError(path, "header", "expected an IDX header");
   uint32_t magic = big_endian(raw, 0);
   int dims = magic & 0xff;
   if ((magic >> 8) != 0x08 || dims < 1 || dims > 4)
-    throw InputError(path, "header", fmt::format("IDX magic 0x0000080N of unsigned bytes, got 0x{:08x}", magic));
+    throw InputError(path, "header",
+                     fmt::format("expected IDX magic 0x0000080N of unsigned bytes, got 0x{:08x}", magic));
   std::vector<int64_t> shape;
   int64_t count = 1;
   for (int d = 0; d < dims; ++d) {
-    if (raw.size() < 8 + 4 * size_t(d)) throw InputError(path, "header", "an IDX header");
+    if (raw.size() < 8 + 4 * size_t(d)) throw InputError(path, "header", "expected an IDX header");
     shape.push_back(big_endian(raw, 4 + 4 * d));
     count *= shape.back();
   }
   size_t offset = 4 + 4 * size_t(dims);
   if (raw.size() != offset + size_t(count))
     throw InputError(path, "body",
-                     fmt::format("{} bytes of data after the header, found {}", count, raw.size() - offset));
+                     fmt::format("expected {} bytes of data after the header, found {}", count, raw.size() - offset));
   auto t = torch::empty(shape, torch::kUInt8);
   std::memcpy(t.data_ptr<uint8_t>(), raw.data() + offset, count);
   return t;
@@ -85,7 +87,7 @@ DataPair load_fashion_mnist(const std::string& dir) {
   const std::string pkg = "install Debian's dataset-fashion-mnist, or give the folder in /workload/data_dir";
   auto images = [&](const std::string& stem) {
     auto t = read_idx(find_file(dir, stem, pkg));
-    if (t.dim() != 3) throw InputError(stem, "", "an IDX file of images [N, 28, 28]");
+    if (t.dim() != 3) throw InputError(stem, "", "expected an IDX file of images [N, 28, 28]");
     // In place: one float copy of the images, not three (60,000 images are 188 MB).
     return t.to(torch::kFloat32).div_(255.0).sub_(0.2860).div_(0.3530).unsqueeze(1);
   };
@@ -97,7 +99,7 @@ DataPair load_fashion_mnist(const std::string& dir) {
   d.test.labels = labels("t10k-labels-idx1-ubyte");
   d.train.classes = d.test.classes = 10;
   if (d.train.labels.size(0) != d.train.inputs.size(0) || d.test.labels.size(0) != d.test.inputs.size(0))
-    throw InputError(dir, "", "as many labels as images");
+    throw InputError(dir, "", "expected as many labels as images");
   return d;
 }
 
@@ -106,13 +108,13 @@ DataPair load_cifar100(const std::string& dir, bool coarse_labels) {
     fs::path p = fs::path(dir) / name;
     std::ifstream in(p, std::ios::binary);
     if (!in)
-      throw InputError(
-          p.string(), "",
-          "CIFAR-100 binary file (download cifar-100-binary.tar.gz and give its folder in /workload/data_dir)");
+      throw InputError(p.string(), "",
+                       "expected CIFAR-100 binary file (download cifar-100-binary.tar.gz and give its folder in "
+                       "/workload/data_dir)");
     std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const size_t rec = 2 + 3072;
     if (raw.empty() || raw.size() % rec != 0)
-      throw InputError(p.string(), "", fmt::format("a whole number of {}-byte records", rec));
+      throw InputError(p.string(), "", fmt::format("expected a whole number of {}-byte records", rec));
     int64_t n = raw.size() / rec;
     auto images = torch::empty({n, 3, 32, 32}, torch::kUInt8);
     auto labels = torch::empty({n}, torch::kInt64);
@@ -120,7 +122,7 @@ DataPair load_cifar100(const std::string& dir, bool coarse_labels) {
       const char* r = raw.data() + i * rec;
       int label = uint8_t(r[coarse_labels ? 0 : 1]);
       if (label >= (coarse_labels ? 20 : 100))
-        throw InputError(p.string(), fmt::format("record {}", i), "a label in range");
+        throw InputError(p.string(), fmt::format("record {}", i), "expected a label in range");
       labels[i] = label;
       std::memcpy(images.data_ptr<uint8_t>() + i * 3072, r + 2, 3072);
     }

@@ -911,7 +911,7 @@ std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uin
   shared->spec = spec;
   shared->seed = seed;
   if (spec.device != Device::kCpu && !torch::cuda::is_available())
-    throw InputError("", "/workload/device", "cpu (this LibTorch build has no CUDA device)");
+    throw InputError("", "/workload/device", "expected cpu (this LibTorch build has no CUDA device)");
   if (spec.dataset == DatasetKind::kFashionMnist) {
     shared->data = load_fashion_mnist(spec.data_dir.empty() ? kFashionMnistDir : spec.data_dir);
   } else if (spec.dataset == DatasetKind::kCifar100) {

@@ -118,7 +118,7 @@ TEST_F(BadInput, ReplayOutNeverOverwritesAUsersFile) {
                                  {"transfers", {{{"src", 0}, {"dst", 1}, {"bytes", 1000}}}}});
   write("notes.csv", "my,own,data\n");
   refused("net replay r.json --out notes.csv",
-          "--out notes.csv: a new file or one this command wrote before (this one holds something else");
+          "--out notes.csv: expected a new file or one this command wrote before (this one holds something else");
   std::ifstream in(path("notes.csv"));
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "my,own,data\n");
   ASSERT_EQ(gossipsim("net replay r.json --out out.csv").code, 0);
@@ -337,9 +337,9 @@ TEST_F(BadInput, ValidateRefusesWhatRunWould) {
   j["topology"]["path"] = "twice.json";
   both(j, "twice.json: /links/1: expected each pair of vertices joined at most once");
   j["topology"]["path"] = "self.dot";
-  both(j, "self.dot: edge 1 (b -- b): two different vertices");
+  both(j, "self.dot: edge 1 (b -- b): expected two different vertices");
   j["topology"]["path"] = "twice.dot";
-  both(j, "twice.dot: edge 1 (b -- a): a link given once");
+  both(j, "twice.dot: edge 1 (b -- a): expected a link given once");
   j = scenario();
   j["topology"] = {{"generator", "erdos-renyi"}, {"nodes", 50}, {"p", 0}};
   both(j, "v.json: /topology/p: expected a p that can give a connected graph of 50 nodes");
@@ -403,11 +403,11 @@ TEST_F(BadInput, NetReplayChecksItsNumbers) {
 
 TEST_F(BadInput, PlotSaysOneClearLine) {
   fs::create_directories(path("empty"));
-  refused("plot empty", "empty: a folder written by gossipsim run or gossipsim sweep (this one is not)");
-  refused("plot missing", "missing: a folder written by gossipsim run or gossipsim sweep (it does not exist)");
+  refused("plot empty", "empty: expected a folder written by gossipsim run or gossipsim sweep (this one is not)");
+  refused("plot missing", "missing: expected a folder written by gossipsim run or gossipsim sweep (it does not exist)");
   fs::create_directories(path("foreign"));
   write("foreign/summary.json", "{}");
-  refused("plot foreign", "foreign: a folder written by gossipsim run or gossipsim sweep (this one is not)");
+  refused("plot foreign", "foreign: expected a folder written by gossipsim run or gossipsim sweep (this one is not)");
   // A result whose files were damaged afterwards: one line from the plotter, no traceback.
   write("s.json", scenario());
   ASSERT_EQ(gossipsim("run s.json --kernels none --quiet --out r").code, 0);
@@ -611,7 +611,7 @@ TEST_F(BadInput, TwoRunsIntoOneFolderAtOnceTheSecondIsRefused) {
     ASSERT_EQ(::flock(fd, LOCK_EX), 0);
     ASSERT_EQ(::write(fd, "4242", 4), 4);
     refused("run s.json --kernels none --quiet --out r --force",
-            "--out r: a folder no other gossipsim is writing; process 4242 is writing it now");
+            "--out r: expected a folder no other gossipsim is writing; process 4242 is writing it now");
     ::close(fd);
   }
   EXPECT_TRUE(fs::exists(path("r/summary.json")));
@@ -622,7 +622,7 @@ TEST_F(BadInput, TwoRunsIntoOneFolderAtOnceTheSecondIsRefused) {
   write("sw.json", sweep);
   const int fd = ::open(path("sw-out.lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
-  refused("sweep sw.json --kernels none --out sw-out", "--out sw-out: a folder no other gossipsim is writing");
+  refused("sweep sw.json --kernels none --out sw-out", "--out sw-out: expected a folder no other gossipsim is writing");
   ::close(fd);
   EXPECT_FALSE(fs::exists(path("sw-out/points")));
 }

@@ -126,11 +126,11 @@ TEST(Slurm, TheCommandLineIsReadStrictly) {
     std::string args, says;
   };
   for (const Case& c :
-       std::vector<Case>{{"--slurm-arg=--time=1", "--slurm-arg --time=1: --slurm or --slurm-script beside it"},
-                         {"--slurm-tasks 2", "--slurm-tasks 2: --slurm or --slurm-script beside it"},
+       std::vector<Case>{{"--slurm-arg=--time=1", "--slurm-arg --time=1: expected --slurm or --slurm-script beside it"},
+                         {"--slurm-tasks 2", "--slurm-tasks 2: expected --slurm or --slurm-script beside it"},
                          {"--slurm-script " + temp("s.sbatch").string() + " --shard 0/2", "no --shard with --slurm"},
                          {"--slurm-script " + temp("s.sbatch").string() + " --slurm-arg=--array=0-9",
-                          "--slurm-arg --array=0-9: an option the array does not set itself"},
+                          "--slurm-arg --array=0-9: expected an option the array does not set itself"},
                          {"--slurm-script " + existing.string(), "a file that does not exist yet"},
                          {"--slurm-script ''", "--slurm-script: expected a file name"},
                          {"--slurm-script /nonexistent-folder/s.sbatch", "a file in an existing folder"},
@@ -148,7 +148,7 @@ TEST(Slurm, TheCommandLineIsReadStrictly) {
   // Without sbatch on PATH, --slurm says what is missing.
   std::string said;
   EXPECT_EQ(test::run_shell("PATH=/nonexistent " + cmd + " --slurm", &said), 2);
-  EXPECT_NE(said.find("--slurm: Slurm's sbatch on PATH"), std::string::npos) << said;
+  EXPECT_NE(said.find("--slurm: expected Slurm's sbatch on PATH"), std::string::npos) << said;
   fs::remove_all(sweep.parent_path());
 }
 

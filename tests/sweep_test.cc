@@ -365,7 +365,7 @@ TEST(Sweep, SetTraceAndWorkersReachEveryPoint) {
   EXPECT_NE(text.find("the settings it was swept with"), std::string::npos) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
   EXPECT_NE(run(f.string() + " --out " + temp("axis").string() + " --set /seed=4", &text), 0);
-  EXPECT_NE(text.find("--set /seed=4: a path that is not an axis of the sweep"), std::string::npos) << text;
+  EXPECT_NE(text.find("--set /seed=4: expected a path that is not an axis of the sweep"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(temp("axis")));
   EXPECT_NE(run(f.string() + " --out " + temp("bad").string() + " --set /stop/virtual_s=-1", &text), 0);
   EXPECT_NE(text.find("/stop/virtual_s"), std::string::npos) << text;
@@ -826,28 +826,29 @@ TEST(Sweep, AValueTheBaseRefusesIsNamedWhereTheSweepWroteIt) {
   };
   const std::string file = temp("values.json").string();
   EXPECT_NE(refusal({{{"path", "/seed"}, {"values", {1}}}, {{"path", "/netwrk/model"}, {"values", {"tcp"}}}})
-                .find(file + ": /axes/1/path: a JSON pointer to a value of the base scenario; " + base +
+                .find(file + ": /axes/1/path: expected a JSON pointer to a value of the base scenario; " + base +
                       " says: /netwrk: unknown key"),
             std::string::npos);
   EXPECT_NE(refusal({{{"path", "/network/links/bandwidth_mbps"}, {"values", {1000, -5}}}})
                 .find(file +
-                      ": /axes/0/values/1: a value the base scenario takes at /network/links/bandwidth_mbps; "
+                      ": /axes/0/values/1: expected a value the base scenario takes at /network/links/bandwidth_mbps; "
                       "with it, " +
                       base + " says: /network/links/bandwidth_mbps: expected a number >= 0.001"),
             std::string::npos);
   // A flow-model axis against a block /set pins for one model only.
   const std::string conflict = refusal({{{"path", "/network/model"}, {"values", {"slowstart", "maxmin"}}}},
                                        {{"/network/slowstart", {{"connections", "warm"}}}});
-  EXPECT_NE(conflict.find(file +
-                          ": /axes/0/values/1: a value of /network/model that fits the rest of the sweep; with "
-                          "it, " +
-                          base +
-                          " says: /network/slowstart: expected these options with \"model\": "
-                          "\"slowstart\" only (/set/~1network~1slowstart sets it: sweep the two together"),
-            std::string::npos)
+  EXPECT_NE(
+      conflict.find(file +
+                    ": /axes/0/values/1: expected a value of /network/model that fits the rest of the sweep; with "
+                    "it, " +
+                    base +
+                    " says: /network/slowstart: expected these options with \"model\": "
+                    "\"slowstart\" only (/set/~1network~1slowstart sets it: sweep the two together"),
+      std::string::npos)
       << conflict;
   EXPECT_NE(refusal({{{"path", "/seed"}, {"values", {1}}}}, {{"/stop/virtual_s", -1}})
-                .find(file + ": /set/~1stop~1virtual_s: a value the base scenario takes at /stop/virtual_s"),
+                .find(file + ": /set/~1stop~1virtual_s: expected a value the base scenario takes at /stop/virtual_s"),
             std::string::npos);
   fs::remove_all(temp("values.json").parent_path());
 }

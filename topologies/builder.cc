@@ -260,9 +260,10 @@ void build_from_raw(const RawGraph& raw, Builder& b, const std::string& file) {
   for (auto [it, end] = boost::edges(raw); it != end; ++it, ++index) {
     auto s = boost::source(*it, raw), d = boost::target(*it, raw);
     const std::string where = fmt::format("edge {} ({} -- {})", index, raw[s].name, raw[d].name);
-    if (s == d) throw InputError(file, where, "two different vertices (a link from a vertex to itself is refused)");
+    if (s == d)
+      throw InputError(file, where, "expected two different vertices (a link from a vertex to itself is refused)");
     if (!seen.insert(pair_key(s, d)).second)
-      throw InputError(file, where, "a link given once (each pair of vertices is joined at most once)");
+      throw InputError(file, where, "expected a link given once (each pair of vertices is joined at most once)");
   }
   auto within = [&](double v, Distribution::Bounds b, bool positive) {
     return std::isnan(v) || ((positive ? v > 0 : v >= 0) && v >= b.min_draw && v <= b.max);
@@ -272,17 +273,18 @@ void build_from_raw(const RawGraph& raw, Builder& b, const std::string& file) {
     const std::string where =
         fmt::format("edge {} -- {}", raw[boost::source(*it, raw)].name, raw[boost::target(*it, raw)].name);
     if (!within(e.bandwidth, kCapacityMbps, true))
-      throw InputError(file, where + " bandwidth_mbps",
-                       fmt::format("a capacity in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
+      throw InputError(
+          file, where + " bandwidth_mbps",
+          fmt::format("expected a capacity in [{:g}, {:g}] Mbit/s", kCapacityMbps.min_draw, kCapacityMbps.max));
     if (!within(e.latency, kLatencyMs, false))
-      throw InputError(file, where + " latency_ms", fmt::format("a latency in [0, {:g}] ms", kLatencyMs.max));
+      throw InputError(file, where + " latency_ms", fmt::format("expected a latency in [0, {:g}] ms", kLatencyMs.max));
   }
   for (size_t v = 0; v < map.size(); ++v) {
     const Raw& x = raw[v];
     for (double c : {x.up, x.down})
       if (!within(c, kCapacityMbps, true))
         throw InputError(file, "vertex " + x.name,
-                         fmt::format("access capacities (up_mbps, down_mbps) in [{:g}, {:g}] Mbit/s",
+                         fmt::format("expected access capacities (up_mbps, down_mbps) in [{:g}, {:g}] Mbit/s",
                                      kCapacityMbps.min_draw, kCapacityMbps.max));
     map[v] = b.add(x.name.empty() ? fmt::format("v{}", v) : x.name, !truthy(x.router), "", x.up, x.down);
   }
@@ -371,17 +373,17 @@ void load_file(const JsonReader& r, Builder& b) {
         boost::read_graphviz(in, raw, dp, "node_id");
       }
     } catch (const std::exception& e) {
-      throw InputError(file, "", std::string("a valid ") + format + " graph: " + e.what());
+      throw InputError(file, "", std::string("expected a valid ") + format + " graph: " + e.what());
     }
     build_from_raw(raw, b, file);
   } else {
     r.fail("format", "one of json, graphml, dot");
   }
-  if (b.t.nodes.empty()) throw InputError(file, "", "at least one compute node");
+  if (b.t.nodes.empty()) throw InputError(file, "", "expected at least one compute node");
   if (static_cast<int64_t>(boost::num_vertices(b.t.graph)) > b.limits.nodes)
-    throw InputError(file, "", fmt::format("at most /limits/nodes = {} vertices", b.limits.nodes));
+    throw InputError(file, "", fmt::format("expected at most /limits/nodes = {} vertices", b.limits.nodes));
   if (static_cast<int64_t>(boost::num_edges(b.t.graph)) > b.limits.links)
-    throw InputError(file, "", fmt::format("at most /limits/links = {} links", b.limits.links));
+    throw InputError(file, "", fmt::format("expected at most /limits/links = {} links", b.limits.links));
   b.t.description =
       fmt::format("file {}: {} nodes, {} vertices", file, b.t.node_count(), boost::num_vertices(b.t.graph));
 }
