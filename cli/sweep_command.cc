@@ -22,6 +22,7 @@
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -439,6 +440,8 @@ class SweepRun {
 
   void run_points(const std::vector<size_t>& todo) {
     const int jobs = cmd_.jobs > 0 ? cmd_.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    started_ = std::chrono::steady_clock::now();
+    to_run_ = todo.size();
     boost::asio::thread_pool pool(jobs);
     for (size_t p : todo)
       boost::asio::post(pool, [this, p] {
@@ -469,19 +472,34 @@ class SweepRun {
       // result of the sweep, whose log says why.
       std::ifstream in(log);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      say(stderr, "point {} done, with a warning ({}): {}", p, sweep_.values(p).dump(), text);
+      say(stderr, "point {} done, with a warning {} ({}): {}", p, progress(), sweep_.values(p).dump(), text);
     } else if (rc != 0) {
       failed_.push_back(p);
       std::ifstream in(log);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      say(stderr, "point {} failed ({}): {}", p, sweep_.values(p).dump(), text.empty() ? "no output\n" : text);
+      say(stderr, "point {} failed {} ({}): {}", p, progress(), sweep_.values(p).dump(),
+          text.empty() ? "no output\n" : text);
     } else {
       fs::remove(log);
-      say(stderr, "point {} done: {}\n", p, sweep_.values(p).dump());
+      say(stderr, "point {} done {}: {}\n", p, progress(), sweep_.values(p).dump());
     }
   }
 
+  // "(k of n this run, eta Ts)": the points this process finished (done or
+  // failed) of those it set out to run, and the time the rest will take at
+  // the pace so far. Called under mutex_, once per finished point; on Slurm
+  // each task says it for its shard.
+  std::string progress() {
+    ++finished_;
+    if (finished_ >= to_run_) return fmt::format("({} of {} this run)", finished_, to_run_);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const double eta = elapsed / static_cast<double>(finished_) * static_cast<double>(to_run_ - finished_);
+    return fmt::format("({} of {} this run, eta {:.0f}s)", finished_, to_run_, eta);
+  }
+
   fs::path point_dir(size_t p) const { return out_ / "points" / std::to_string(p); }
+  std::chrono::steady_clock::time_point started_;
+  size_t to_run_ = 0, finished_ = 0;  // points this process runs, and those finished (under mutex_)
   static constexpr const char* kPointClaim = ".sweep-lock";
 
   // sweep.csv exists only while every point of the grid is done: a failed or

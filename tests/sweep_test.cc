@@ -201,6 +201,9 @@ TEST(Sweep, APointStoppedWithACheckpointIsResumedWhenTheSweepStartsAgain) {
   fs::path out = temp("resumed-point");
   std::string text;
   ASSERT_EQ(run(f.string() + " --jobs 1 --out " + out.string(), &text), 0) << text;
+  // Each point says how far the run is, and the time left at its pace.
+  EXPECT_NE(text.find("point 0 done (1 of 2 this run, eta "), std::string::npos) << text;
+  EXPECT_NE(text.find("point 1 done (2 of 2 this run): "), std::string::npos) << text;
   const std::string straight = read(out / "points/1/gossip/metrics.csv");
   ASSERT_FALSE(straight.empty());
   // Point 1 again, as the sweep runs it, stopped by SIGTERM after its 2nd checkpoint.
@@ -214,7 +217,8 @@ TEST(Sweep, APointStoppedWithACheckpointIsResumedWhenTheSweepStartsAgain) {
   ASSERT_TRUE(fs::exists(out.string() + "/points/1.checkpoint/checkpoint.json"));
   fs::remove(out / "sweep.csv");
   ASSERT_EQ(run(f.string() + " --jobs 1 --out " + out.string(), &text), 0) << text;
-  EXPECT_NE(text.find("point 1 done"), std::string::npos) << text;
+  // The only point this run ran, with its progress: no time left to estimate.
+  EXPECT_NE(text.find("point 1 done (1 of 1 this run): "), std::string::npos) << text;
   EXPECT_EQ(read(out / "points/1/gossip/metrics.csv"), straight);
   EXPECT_FALSE(fs::exists(out.string() + "/points/1.checkpoint"));
   EXPECT_TRUE(fs::exists(out / "sweep.csv"));
