@@ -40,6 +40,10 @@ struct TorchSnapshot : ModelSnapshot, NodeChains::Gate {
   // thread has the group posted first (flush); workers never see it held.
   bool held = false;
   std::function<void()> flush;
+  // A snapshot from another process (PartLearner::incoming_snapshot): set
+  // by fill_snapshot, which then opens the gate on `chains`.
+  std::shared_ptr<std::promise<void>> incoming;
+  NodeChains* chains = nullptr;
   void wait() const {
     if (held && flush) flush();
     if (ready.valid()) ready.get();
@@ -169,7 +173,7 @@ struct Shared {
 
 using Clock = std::chrono::steady_clock;
 
-class TorchLearner : public Learner {
+class TorchLearner : public PartLearner {
   // A step asked for and held in the open group of fused steps
   // (kernels/fusion.h; flush_group).
   struct PendingStep {
@@ -187,15 +191,21 @@ class TorchLearner : public Learner {
   // own model evaluated there), the average model evaluated by the last.
   struct EvalJob {
     bool per_node = false;
+    // A share of an evaluation across processes (evaluate_part): the rows
+    // and results as bytes, instead of the evaluation.
+    bool part = false;
+    std::promise<std::string> part_promise;
     uint64_t steps_before = 0;  // steps asked for before it: their nonfinite losses count
     std::atomic<int> remaining{0};
     std::vector<torch::Tensor> params, buffers;   // each node's rows, copied on its chain
     std::vector<std::pair<double, double>> node;  // each node's accuracy and loss
     std::vector<int> groups;                      // each row's group; empty: none
+    std::vector<NodeId> part_nodes;               // a share's nodes, in the order of its rows
     std::promise<Evaluation> promise;
     std::atomic<bool> settled{false};  // the promise is set (a failure may come after a result)
     void fail(std::exception_ptr e) {
-      if (!settled.exchange(true)) promise.set_exception(e);
+      if (settled.exchange(true)) return;
+      part ? part_promise.set_exception(e) : promise.set_exception(e);
     }
   };
 
@@ -263,8 +273,9 @@ class TorchLearner : public Learner {
 
   // Kernels run on each node's chain (see on_node): the event loop hands a
   // step over and goes on; it waits only where it needs a node's tensors.
-  void step(NodeId n, Time at) override {
-    const uint64_t asked = asked_steps_++;
+  void step(NodeId n, Time at) override { step_numbered(n, at, asked_steps_); }
+  void step_numbered(NodeId n, Time at, uint64_t asked) override {
+    asked_steps_ = asked + 1;
     if (stacked_) {
       // Fused: the step waits in the open group, which a second step of
       // the same node, a full group, or anything that must see the steps
@@ -373,38 +384,123 @@ class TorchLearner : public Learner {
     std::vector<NodeId> nodes = evaluated_;
     if (nodes.empty())
       for (NodeId i = 0; i < node_count(); ++i) nodes.push_back(i);
-    const int n = static_cast<int>(nodes.size());
     auto job = std::make_shared<EvalJob>();
     job->per_node = per_node;
     job->steps_before = asked_steps_;
     if (groups_.size() == static_cast<size_t>(node_count()))
       for (NodeId i : nodes) job->groups.push_back(groups_[i]);
-    job->remaining = n;
-    job->params.resize(n);
-    job->buffers.resize(n);
-    job->node.resize(n);
     PendingEvaluation result = job->promise.get_future().share();
-    if (stacked_ && per_node) {
-      evaluate_fused(nodes, job);
-      return result;
-    }
-    for (int k = 0; k < n; ++k)
-      on_node(nodes[k], [this, i = nodes[k], k, job] {
-        try {
-          Timer t(eval_ns_);
-          job->params[k] = store_->params[i].clone();
-          job->buffers[k] = store_->buffers[i].clone();
-          if (job->per_node)
-            job->node[k] = guarded([&] { return fmt::format("the evaluation of node {}'s model", i); },
-                                   [&] { return evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]); });
-          if (--job->remaining == 0) finish_evaluation(*job);
-        } catch (...) {
-          job->fail(std::current_exception());
-          throw;
-        }
-      });
+    start_evaluation(nodes, job);
     return result;
   }
+
+  std::shared_future<std::string> evaluate_part(const std::vector<NodeId>& nodes, bool per_node,
+                                                uint64_t steps_before) override {
+    flush_group();
+    auto job = std::make_shared<EvalJob>();
+    job->per_node = per_node;
+    job->part = true;
+    job->steps_before = steps_before;
+    job->part_nodes = nodes;
+    auto result = job->part_promise.get_future().share();
+    start_evaluation(nodes, job);
+    return result;
+  }
+
+  Evaluation finish_parts(const std::vector<std::string>& parts, const std::vector<NodeId>& nodes,
+                          bool per_node) override {
+    EvalJob job;
+    job.per_node = per_node;
+    std::map<NodeId, size_t> at;
+    for (size_t k = 0; k < nodes.size(); ++k) at[nodes[k]] = k;
+    job.params.resize(nodes.size());
+    job.buffers.resize(nodes.size());
+    job.node.resize(nodes.size());
+    std::optional<std::pair<uint64_t, NonFiniteLoss>> first;
+    for (const std::string& bytes : parts) {
+      BinaryReader r(bytes, "an evaluation's share");
+      const int64_t count = r.get<int64_t>();
+      for (int64_t i = 0; i < count; ++i) {
+        const auto k = at.find(static_cast<NodeId>(r.get<int64_t>()));
+        if (k == at.end()) r.fail();
+        job.params[k->second] = torch::empty_like(store_->params[0]);
+        job.buffers[k->second] = torch::empty_like(store_->buffers[0]);
+        get_tensor(r, job.params[k->second]);
+        get_tensor(r, job.buffers[k->second]);
+        job.node[k->second].first = r.get<double>();
+        job.node[k->second].second = r.get<double>();
+      }
+      if (r.get<uint8_t>()) {
+        const auto f = get_nonfinite(r);
+        if (!first || f.first < first->first) first = f;
+      }
+      if (!r.at_end()) r.fail();
+    }
+    for (const auto& p : job.params) GOSSIPSIM_CHECK(p.defined(), "an evaluation's shares hold every node's rows");
+    if (groups_.size() == static_cast<size_t>(node_count()))
+      for (NodeId i : nodes) job.groups.push_back(groups_[i]);
+    Evaluation e = summarize(job);
+    if (first) e.nonfinite = first->second;
+    return e;
+  }
+
+  void post_snapshot(const SnapshotPtr& snap) override {
+    if (static_cast<const TorchSnapshot&>(*snap).held) flush_group();
+  }
+
+  SnapshotPtr incoming_snapshot() override {
+    auto s = std::make_shared<TorchSnapshot>();
+    s->incoming = std::make_shared<std::promise<void>>();
+    s->ready = s->incoming->get_future().share();
+    s->chains = chains_.get();
+    return s;
+  }
+
+  void fill_snapshot(const SnapshotPtr& snap, const std::string& bytes) override {
+    auto s = std::const_pointer_cast<TorchSnapshot>(std::static_pointer_cast<const TorchSnapshot>(snap));
+    GOSSIPSIM_CHECK(s->incoming != nullptr, "fill_snapshot on a snapshot not made by incoming_snapshot");
+    try {
+      BinaryReader r(bytes, "a snapshot from another process");
+      s->params = torch::empty_like(store_->params[0]);
+      s->buffers = torch::empty_like(store_->buffers[0]);
+      get_tensor(r, s->params);
+      get_tensor(r, s->buffers);
+      if (!r.at_end()) r.fail();
+      s->incoming->set_value();
+    } catch (...) {
+      s->incoming->set_exception(std::current_exception());
+    }
+    s->chains->open(*s);
+  }
+
+  std::vector<std::string> rows(const std::vector<NodeId>& nodes) override {
+    flush_group();
+    chains_->drain();
+    std::vector<std::string> out;
+    for (NodeId n : nodes) {
+      BinaryWriter w;
+      for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers})
+        put_tensor(w, t->defined() ? (*t)[n] : torch::Tensor());
+      out.push_back(w.bytes());
+    }
+    return out;
+  }
+
+  void set_rows(const std::vector<NodeId>& nodes, const std::vector<std::string>& rows) override {
+    GOSSIPSIM_CHECK(nodes.size() == rows.size(), "set_rows with a row per node");
+    flush_group();
+    chains_->drain();
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      BinaryReader r(rows[k], "a node's rows");
+      for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) {
+        torch::Tensor row = t->defined() ? (*t)[nodes[k]] : torch::Tensor();
+        get_tensor(r, row);
+      }
+      if (!r.at_end()) r.fail();
+    }
+  }
+
+  std::pair<double, double> kernel_split() const override { return {kernel_ns_.load() * 1e-9, eval_ns_.load() * 1e-9}; }
 
   std::string save_state() override {
     flush_group();
@@ -416,14 +512,7 @@ class TorchLearner : public Learner {
     {
       std::lock_guard<std::mutex> lock(nonfinite_mutex_);
       w.put<uint8_t>(first_nonfinite_ ? 1 : 0);
-      if (first_nonfinite_) {
-        const auto& [asked, f] = *first_nonfinite_;
-        w.put<uint64_t>(asked);
-        w.put<int64_t>(f.node);
-        w.put<int64_t>(f.step);
-        w.put<int64_t>(f.at.ns());
-        w.put<double>(f.loss);
-      }
+      if (first_nonfinite_) put_nonfinite(w, *first_nonfinite_);
     }
     for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) put_tensor(w, *t);
     for (const Sampler& sm : samplers_) {
@@ -445,15 +534,7 @@ class TorchLearner : public Learner {
     {
       std::lock_guard<std::mutex> lock(nonfinite_mutex_);
       first_nonfinite_.reset();
-      if (r.get<uint8_t>()) {
-        const uint64_t asked = r.get<uint64_t>();
-        NonFiniteLoss f;
-        f.node = static_cast<NodeId>(r.get<int64_t>());
-        f.step = r.get<int64_t>();
-        f.at = Time::ns(r.get<int64_t>());
-        f.loss = r.get<double>();
-        first_nonfinite_.emplace(asked, f);
-      }
+      if (r.get<uint8_t>()) first_nonfinite_ = get_nonfinite(r);
     }
     for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) get_tensor(r, *t);
     for (Sampler& sm : samplers_) {
@@ -662,7 +743,7 @@ class TorchLearner : public Learner {
               guarded([&] { return fmt::format("the fused evaluation of {} nodes", slice.size()); },
                       [&] { return stacked_->evaluate(*store_, rows, shared_->test_inputs, shared_->test_labels); });
           for (size_t i = 0; i < slice.size(); ++i) job->node[from + i] = results[i];
-          if (--job->remaining == 0) finish_evaluation(*job);
+          if (--job->remaining == 0) complete(*job);
         } catch (...) {
           job->fail(std::current_exception());
           throw;
@@ -790,10 +871,87 @@ class TorchLearner : public Learner {
     return loss.item<double>();
   }
 
+  // Every node's chain copies its rows (and evaluates its own model) where
+  // the evaluation was asked for; the last to do so completes the job.
+  void start_evaluation(const std::vector<NodeId>& nodes, const std::shared_ptr<EvalJob>& job) {
+    const int n = static_cast<int>(nodes.size());
+    job->remaining = n;
+    job->params.resize(n);
+    job->buffers.resize(n);
+    job->node.resize(n);
+    if (n == 0) return complete(*job);
+    if (stacked_ && job->per_node) return evaluate_fused(nodes, job);
+    for (int k = 0; k < n; ++k)
+      on_node(nodes[k], [this, i = nodes[k], k, job] {
+        try {
+          Timer t(eval_ns_);
+          job->params[k] = store_->params[i].clone();
+          job->buffers[k] = store_->buffers[i].clone();
+          if (job->per_node)
+            job->node[k] = guarded([&] { return fmt::format("the evaluation of node {}'s model", i); },
+                                   [&] { return evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]); });
+          if (--job->remaining == 0) complete(*job);
+        } catch (...) {
+          job->fail(std::current_exception());
+          throw;
+        }
+      });
+  }
+
+  // A whole evaluation, or a share of one as bytes (evaluate_part).
+  void complete(EvalJob& job) {
+    if (!job.part) return finish_evaluation(job);
+    BinaryWriter w;
+    w.put<int64_t>(static_cast<int64_t>(job.part_nodes.size()));
+    for (size_t k = 0; k < job.part_nodes.size(); ++k) {
+      w.put<int64_t>(job.part_nodes[k]);
+      put_tensor(w, job.params[k]);
+      put_tensor(w, job.buffers[k]);
+      w.put<double>(job.node[k].first);
+      w.put<double>(job.node[k].second);
+    }
+    {
+      std::lock_guard<std::mutex> lock(nonfinite_mutex_);
+      const bool counts = first_nonfinite_ && first_nonfinite_->first < job.steps_before;
+      w.put<uint8_t>(counts ? 1 : 0);
+      if (counts) put_nonfinite(w, *first_nonfinite_);
+    }
+    if (!job.settled.exchange(true)) job.part_promise.set_value(w.bytes());
+  }
+
+  static void put_nonfinite(BinaryWriter& w, const std::pair<uint64_t, NonFiniteLoss>& first) {
+    const auto& [asked, f] = first;
+    w.put<uint64_t>(asked);
+    w.put<int64_t>(f.node);
+    w.put<int64_t>(f.step);
+    w.put<int64_t>(f.at.ns());
+    w.put<double>(f.loss);
+  }
+  static std::pair<uint64_t, NonFiniteLoss> get_nonfinite(BinaryReader& r) {
+    const uint64_t asked = r.get<uint64_t>();
+    NonFiniteLoss f;
+    f.node = static_cast<NodeId>(r.get<int64_t>());
+    f.step = r.get<int64_t>();
+    f.at = Time::ns(r.get<int64_t>());
+    f.loss = r.get<double>();
+    return {asked, f};
+  }
+
+  void finish_evaluation(EvalJob& job) {
+    Evaluation e = summarize(job);
+    {
+      // Every step asked for before this evaluation has run (each node's
+      // chain ran its steps before its part of the evaluation).
+      std::lock_guard<std::mutex> lock(nonfinite_mutex_);
+      if (first_nonfinite_ && first_nonfinite_->first < job.steps_before) e.nonfinite = first_nonfinite_->second;
+    }
+    if (!job.settled.exchange(true)) job.promise.set_value(e);
+  }
+
   // Evaluates the mean of the copied rows and sums up the per-node results.
   // Stacking the rows in node order gives the same mean, bit for bit, as the
   // store's own rows would: results do not depend on which chain came last.
-  void finish_evaluation(EvalJob& job) {
+  Evaluation summarize(EvalJob& job) {
     torch::NoGradGuard guard;
     Evaluation e;
     auto params = torch::stack(job.params), buffers = torch::stack(job.buffers);
@@ -829,13 +987,7 @@ class TorchLearner : public Learner {
         e.node_loss_max = std::max(e.node_loss_max, loss);
       }
     }
-    {
-      // Every step asked for before this evaluation has run (each node's
-      // chain ran its steps before its part of the evaluation).
-      std::lock_guard<std::mutex> lock(nonfinite_mutex_);
-      if (first_nonfinite_ && first_nonfinite_->first < job.steps_before) e.nonfinite = first_nonfinite_->second;
-    }
-    if (!job.settled.exchange(true)) job.promise.set_value(e);
+    return e;
   }
 
   std::pair<double, double> evaluate_rows(ModuleView& v, const torch::Tensor& params, const torch::Tensor& buffers) {
@@ -896,12 +1048,17 @@ class TorchFactory : public LearnerFactory {
  public:
   explicit TorchFactory(std::shared_ptr<const Shared> shared) : shared_(std::move(shared)) {}
   std::unique_ptr<Learner> make(int nodes) override { return std::make_unique<TorchLearner>(shared_, nodes); }
+  std::unique_ptr<PartLearner> make_part(int nodes) { return std::make_unique<TorchLearner>(shared_, nodes); }
 
  private:
   std::shared_ptr<const Shared> shared_;
 };
 
 }  // namespace
+
+std::unique_ptr<PartLearner> make_part_learner(LearnerFactory& torch_factory, int nodes) {
+  return dynamic_cast<TorchFactory&>(torch_factory).make_part(nodes);
+}
 
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples) {
   at::set_num_threads(1);

@@ -23,6 +23,44 @@ namespace gossipsim {
 
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples);
 
+// A learner that holds a run's nodes for a run spread over processes
+// (ranks/): every process makes one for all the run's nodes, from the same
+// factory, and asks it only for its own nodes' operations. What it adds to
+// Learner moves nodes' state in and out as bytes, so that the numbers of a
+// node are those of the one-process run whatever process holds it.
+class PartLearner : public Learner {
+ public:
+  // step() with the run's own count of steps asked for so far (this
+  // process sees only its own nodes' steps): which nonfinite loss came
+  // first is then decided across processes.
+  virtual void step_numbered(NodeId n, Time at, uint64_t asked) = 0;
+  // Has a snapshot posted to its node's chain, so that another thread may
+  // wait for it (save_snapshot) while this one goes on.
+  virtual void post_snapshot(const SnapshotPtr& s) = 0;
+  // A snapshot whose bytes come later (from another process): merges into
+  // it wait on their chains until fill_snapshot, which any thread may call.
+  virtual SnapshotPtr incoming_snapshot() = 0;
+  virtual void fill_snapshot(const SnapshotPtr& s, const std::string& bytes) = 0;
+  // This process's share of an evaluation: the rows of `nodes` (and their
+  // own models' accuracy and loss with per_node), and the first nonfinite
+  // loss among the steps numbered below steps_before, as bytes once their
+  // chains reach it. finish_parts() evaluates the whole from every share
+  // (the nodes in the order given) as evaluate_async() would have.
+  virtual std::shared_future<std::string> evaluate_part(const std::vector<NodeId>& nodes, bool per_node,
+                                                        uint64_t steps_before) = 0;
+  virtual Evaluation finish_parts(const std::vector<std::string>& parts, const std::vector<NodeId>& nodes,
+                                  bool per_node) = 0;
+  // Each node's parameters, momentum and buffers as bytes, once every
+  // operation asked for has run, and back.
+  virtual std::vector<std::string> rows(const std::vector<NodeId>& nodes) = 0;
+  virtual void set_rows(const std::vector<NodeId>& nodes, const std::vector<std::string>& rows) = 0;
+  // Seconds spent in kernels, training and evaluating, so far.
+  virtual std::pair<double, double> kernel_split() const = 0;
+};
+
+// A PartLearner from a factory make_torch_factory made.
+std::unique_ptr<PartLearner> make_part_learner(LearnerFactory& torch_factory, int nodes);
+
 // The parameters a snapshot holds, in the order of the model's parameters().
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot);
 
