@@ -13,6 +13,7 @@
 // has written OUT. SIGINT and SIGTERM take a last checkpoint, write OUT
 // with what was done (marked incomplete) and exit 128 + the signal.
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 #include "analysis/output_dir.h"
 #include "analysis/provenance.h"
@@ -39,6 +43,9 @@
 #ifdef GOSSIPSIM_WITH_TORCH
 #include "kernels/torch_learner.h"
 #endif
+#ifdef GOSSIPSIM_WITH_MPI
+#include "ranks/mpi_run.h"
+#endif
 
 namespace gossipsim {
 
@@ -48,6 +55,35 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 void on_signal(int sig) { g_signal = sig; }
+#ifdef GOSSIPSIM_WITH_MPI
+// Under MPI: a stop writes its signal to a pipe, and a thread of its own
+// reads it, does what Run::end_on_signals set, and ends the process (the
+// thread that took the signal may be waiting on a rank that is gone, and
+// MPI's threads take signals too).
+int g_stop_pipe[2] = {-1, -1};
+void on_signal_over_ranks(int sig) {
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] const ssize_t n = ::write(g_stop_pipe[1], &byte, 1);
+}
+std::mutex g_stop_mutex;
+std::function<void(int)> g_on_stop;
+void stop_on_signals_over_ranks() {
+  if (::pipe(g_stop_pipe) != 0) throw std::runtime_error("cannot make a pipe for signals");
+  std::thread([] {
+    unsigned char byte = 0;
+    while (::read(g_stop_pipe[0], &byte, 1) != 1) {
+    }
+    std::lock_guard<std::mutex> lock(g_stop_mutex);
+    if (g_on_stop) g_on_stop(byte);
+    std::_Exit(128 + byte);
+  }).detach();
+  struct sigaction sa = {};
+  sa.sa_handler = on_signal_over_ranks;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+#endif
 
 class NullFactory : public LearnerFactory {
  public:
@@ -241,6 +277,9 @@ namespace {
 class Run {
  public:
   explicit Run(RunCommand cmd) : cmd_(std::move(cmd)) {}
+#ifdef GOSSIPSIM_WITH_MPI
+  Run(RunCommand cmd, MpiSession* mpi) : cmd_(std::move(cmd)), mpi_(mpi) {}
+#endif
 
   int execute() {
     if (cmd_.real && !cmd_.resume.empty())
@@ -253,15 +292,33 @@ class Run {
     check_options();
     check_workload(sc_, cmd_.kernels);
     if (cmd_.real) emulate::check_real_run(sc_);
+#ifdef GOSSIPSIM_WITH_MPI
+    if (mpi_) {
+      check_mpi_options();
+      // Ranks other than 0 hold nodes for rank 0 and write nothing.
+      if (mpi_->rank() != 0) {
+        note_binding();
+        auto local = make_factory(sc_, cmd_.kernels);
+        serve_rank(*local, *mpi_);
+        return 0;
+      }
+    }
+#endif
     warn_about_evaluation_cost();
     claim_output();
     OutputDir dir(out_, "run", {{"scenario", sc_.name}});
     dir_ = &dir;
     // From here a stop (SIGINT, SIGTERM) leaves a result marked incomplete
     // and a checkpoint, never a staging folder or a claim of a killed run.
-    catch_signals();
+    if (over_ranks())
+      end_on_signals(dir.staging());
+    else
+      catch_signals();
     maybe_hold();
     factory_ = make_factory(sc_, cmd_.kernels);
+#ifdef GOSSIPSIM_WITH_MPI
+    if (mpi_) factory_ = make_rank_factory(std::move(factory_), *mpi_);
+#endif
     start_summary();
     for (const auto& m : methods_)
       if (!run_method_entry(m)) break;
@@ -367,6 +424,56 @@ class Run {
                                    kMaxVirtualSeconds));
   }
 
+#ifdef GOSSIPSIM_WITH_MPI
+  // A run over MPI ranks is a simulated run with real kernels that starts
+  // and ends in one go.
+  void check_mpi_options() const {
+    const std::string ranks = fmt::format(" (this run is over {} MPI ranks)", mpi_->size());
+    if (cmd_.real) throw InputError("--real", "", "expected a simulated run: --real runs in one process" + ranks);
+    if (!cmd_.resume.empty())
+      throw InputError("--resume", "", "expected a fresh run: a run over MPI ranks is not resumed" + ranks);
+    if (cmd_.checkpoint_every > 0)
+      throw InputError("--checkpoint-every", "", "expected no checkpoints: a run over MPI ranks takes none" + ranks);
+    if (cmd_.kernels != "torch")
+      throw InputError("--kernels", "", "expected torch: without kernels there is nothing to spread" + ranks);
+  }
+#endif
+
+#ifdef GOSSIPSIM_WITH_MPI
+  // Open MPI binds each of 2 ranks (or fewer) to one core: a rank's workers
+  // then share it, and its kernels took twice their time (docs/scale.md).
+  void note_binding() const {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return;
+    const int cores = CPU_COUNT(&set), workers = std::max(1, sc_.workload.workers);
+    if (cores < workers && !cmd_.quiet)
+      say(stderr,
+          "gossipsim: note: rank {} may run on {} core(s) but has {} workers (--workers): start mpirun with "
+          "--bind-to none, or give each rank one worker\n",
+          mpi_->rank(), cores, workers);
+  }
+#endif
+
+  // Rank 0 of a run over MPI ranks: a stop (the user's, or the launcher's
+  // when another rank died) may find this process waiting on a rank that is
+  // gone, so the thread that reads stops (stop_on_signals_over_ranks) ends
+  // it, after removing what it staged and its claim, with one line.
+  void end_on_signals([[maybe_unused]] const fs::path& staging) {
+#ifdef GOSSIPSIM_WITH_MPI
+    std::lock_guard<std::mutex> lock(g_stop_mutex);
+    g_on_stop = [staging, lock = fs::path(out_.string() + ".lock"), out = out_](int sig) {
+      std::error_code ec;
+      fs::remove_all(staging, ec);
+      fs::remove(lock, ec);
+      say(stderr,
+          "\ngossipsim: stopped by signal {} (the user's, or the launcher's when a rank ended); nothing was "
+          "written to {}: a run over MPI ranks is not resumed, run it again\n",
+          sig, out.string());
+    };
+#endif
+  }
+
   // Where the result goes, and the checkpoint folder beside it.
   void claim_output() {
     if (ckpt_) {
@@ -410,6 +517,9 @@ class Run {
     p["kernels"] = cmd_.kernels;
 #ifdef GOSSIPSIM_WITH_TORCH
     if (cmd_.kernels == "torch") p.update(kernel_provenance(sc_.workload));
+#endif
+#ifdef GOSSIPSIM_WITH_MPI
+    if (mpi_) p["mpi"] = {{"ranks", mpi_->size()}, {"library", mpi_->library()}};
 #endif
     return p;
   }
@@ -456,6 +566,7 @@ class Run {
       opts.real_network = emulate::real_network_for(sc_);
       return opts;
     }
+    if (over_ranks()) return opts;  // nor is a run over MPI ranks (a stop ends it: end_on_signals)
     opts.resume = resume_state_ && resume_state_->label == m.label ? &*resume_state_ : nullptr;
     opts.on_checkpoint = [this](const MethodCheckpoint& c) {
       try {
@@ -550,6 +661,9 @@ class Run {
   int finish() {
     const bool complete = interrupted_label_.empty();
     summary_["complete"] = complete;
+#ifdef GOSSIPSIM_WITH_MPI
+    if (mpi_) summary_["mpi"] = rank_stats(*factory_);
+#endif
     write_file_atomically(dir_->file("scenario.json"), sc_.document.dump(2) + "\n");
     write_file_atomically(dir_->file("summary.json"), summary_.dump(2) + "\n");
     if (!complete && cmd_.real) {
@@ -592,7 +706,18 @@ class Run {
     return invalid > 0 ? 3 : 0;
   }
 
+  bool over_ranks() const {
+#ifdef GOSSIPSIM_WITH_MPI
+    return mpi_ != nullptr;
+#else
+    return false;
+#endif
+  }
+
   RunCommand cmd_;
+#ifdef GOSSIPSIM_WITH_MPI
+  MpiSession* mpi_ = nullptr;  // a run over MPI ranks (size > 1)
+#endif
   Scenario sc_;
   RunHeader header_;  // checkpoint.json
   std::optional<MethodCheckpoint> resume_state_;
@@ -611,6 +736,24 @@ class Run {
 
 }  // namespace
 
-int run_command(const RunCommand& cmd) { return Run(cmd).execute(); }
+int run_command(const RunCommand& cmd) {
+#ifdef GOSSIPSIM_WITH_MPI
+  if (launched_by_mpi()) {
+    // A stop ends every rank at once; rank 0 first removes what it staged
+    // (end_on_signals). The other ranks hold nothing to clean up.
+    stop_on_signals_over_ranks();
+    MpiSession mpi;
+    if (mpi.size() == 1) return Run(cmd).execute();
+    try {
+      return Run(cmd, &mpi).execute();
+    } catch (const InputError&) {
+      // Every rank read the same input: rank 0 says what is wrong with it.
+      if (mpi.rank() != 0) std::_Exit(2);
+      throw;
+    }
+  }
+#endif
+  return Run(cmd).execute();
+}
 
 }  // namespace gossipsim

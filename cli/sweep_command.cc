@@ -121,6 +121,14 @@ int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // A sweep started by an MPI launcher (a shard per rank) runs each point
+  // in one process: the launcher's variables, which the child inherits,
+  // would make it wait for ranks that are not there (ranks/mpi_run.h).
+  static std::string one_process = "GOSSIPSIM_ONE_PROCESS=1";
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  envp.push_back(one_process.data());
+  envp.push_back(nullptr);
   // A test hook (GOSSIPSIM_TEST_HOLD_BEFORE_EXEC=SECONDS): each point waits
   // that long between fork and exec, so that a test can stop the sweep there.
   static const double hold_before_exec = [] {
@@ -141,9 +149,9 @@ int run_child(const std::vector<std::string>& args, const fs::path& log, Stopper
     ::signal(SIGTERM, SIG_DFL);
     ::pthread_sigmask(SIG_UNBLOCK, &stopper.blocked(), nullptr);
     if (program.empty())
-      ::execv(self.c_str(), argv.data());
+      ::execve(self.c_str(), argv.data(), envp.data());
     else
-      ::execvp(program.c_str(), argv.data());
+      ::execvpe(program.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   const bool added = stopper.add(pid);

@@ -35,9 +35,10 @@ Scan scan(const fs::path& root) {
       {"sim", {"base", "topologies"}},
       {"input", {"base", "topologies", "sim"}},
       {"kernels", {"base", "topologies", "sim", "input"}},
+      {"ranks", {"base", "topologies", "sim", "input", "kernels"}},
       {"emulate", {"base", "topologies", "sim"}},
       {"analysis", {"base", "topologies", "sim", "input"}},
-      {"cli", {"base", "topologies", "sim", "input", "kernels", "emulate", "analysis"}},
+      {"cli", {"base", "topologies", "sim", "input", "kernels", "ranks", "emulate", "analysis"}},
   };
   const std::regex include(R"re(^\s*#\s*include\s*"([^"]+)")re");
   Scan result;
