@@ -496,11 +496,17 @@ class SweepRun {
     try {
       claim = std::make_unique<FolderClaim>(point_dir(p), "point", FolderClaim::Mode::kExclusive, kPointClaim);
     } catch (const InputError&) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --to_run_;  // not this process's to run after all
       say(stderr, "point {} skipped: process {} is running it\n", p,
           FolderClaim::holder(point_dir(p), kPointClaim).value_or("?"));
       return;
     }
-    if (point_done(p)) return;  // finished by another process meanwhile
+    if (point_done(p)) {  // finished by another process meanwhile
+      std::lock_guard<std::mutex> lock(mutex_);
+      --to_run_;
+      return;
+    }
     const fs::path log = out_ / "points" / (std::to_string(p) + ".log");
     const int rc = run_child(point_args(p), log, *stopper_);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -524,9 +530,9 @@ class SweepRun {
   }
 
   // "(k of n this run, eta Ts)": the points this process finished (done or
-  // failed) of those it set out to run, and the time the rest will take at
-  // the pace so far. Called under mutex_, once per finished point; on Slurm
-  // each task says it for its shard.
+  // failed) of those it set out to run, less those another process took
+  // (skipped), and the time the rest will take at the pace so far. Called under mutex_, once per finished point; on
+  // Slurm each task says it for its shard.
   std::string progress() {
     ++finished_;
     if (finished_ >= to_run_) return fmt::format("({} of {} this run)", finished_, to_run_);

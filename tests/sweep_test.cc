@@ -225,6 +225,34 @@ TEST(Sweep, APointStoppedWithACheckpointIsResumedWhenTheSweepStartsAgain) {
   fs::remove_all(f.parent_path());
 }
 
+// A point another process holds is left to it, and the count of the
+// points this run runs drops by one (it used to stop short: "1 of 2").
+TEST(Sweep, APointAnotherProcessHoldsIsLeftOutOfTheProgressCount) {
+  if (test::run_shell("command -v flock") != 0) GTEST_SKIP() << "flock (util-linux) is not installed";
+  fs::path f = write_sweep({{{"path", "/seed"}, {"values", {1, 2}}}});
+  fs::path out = temp("held-point");
+  std::string text;
+  ASSERT_EQ(run(f.string() + " --jobs 1 --out " + out.string(), &text), 0) << text;
+  fs::remove_all(out / "points/0");
+  fs::remove_all(out / "points/1");
+  fs::remove(out / "sweep.csv");
+  // Another process holds point 0's claim for 30 s (or until killed).
+  const fs::path lock = out / "points/0.sweep-lock", pid = out / "holder.pid";
+  ASSERT_EQ(test::run_shell("(flock -x " + lock.string() + " sh -c 'echo $$ > " + pid.string() +
+                            "; exec sleep 30') > /dev/null 2>&1 &"),
+            0);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(pid) && fs::file_size(pid) > 0; }, 10));
+  // The holder gathers once it is done (it never will be: the test's).
+  EXPECT_EQ(run(f.string() + " --jobs 1 --out " + out.string(), &text), 0) << text;
+  EXPECT_NE(text.find("point 0 skipped: process"), std::string::npos) << text;
+  EXPECT_NE(text.find("point 1 done (1 of 1 this run): "), std::string::npos) << text;
+  EXPECT_NE(text.find("1 of 2 points done; 1 running in other processes"), std::string::npos) << text;
+  int holder = 0;
+  std::ifstream(pid) >> holder;
+  if (holder > 0) ::kill(holder, SIGKILL);
+  fs::remove_all(f.parent_path());
+}
+
 // A point that fails as it runs (here killed as its method starts, by a
 // test hook) does not stop the others. (A value the base scenario refuses
 // is refused before any point runs: AValueTheBaseRefusesIsNamedWhereTheSweepWroteIt.)
