@@ -12,6 +12,9 @@
 // run in the order and on the numbers of the one-process run: the CSVs are
 // byte-identical to it for any K (docs/scale.md).
 //
+// ranks/rank_zero.cc is rank 0's side, ranks/holder.cc the other ranks',
+// ranks/wire.h what they say to each other.
+//
 // Each rank allocates every node's rows and touches only its own; a run that
 // does not fit one machine's memory does not fit here yet. Checkpoints,
 // --resume and --real are refused under MPI. A rank that fails reports one
