@@ -84,7 +84,8 @@ def plot_sweep(folder, figs, reference=None):
                 # A time is never negative: the interval is cut at 0.
                 row_axes[0].errorbar([k + 0.15], [m], yerr=[[min(h, m)], [h]], fmt="s", capsize=4, color="black")
             row_axes[0].set_xticks(range(len(drawn)))
-            row_axes[0].set_xticklabels(drawn, rotation=20)
+            # Slanted from their right end, so that long labels side by side do not overlap.
+            row_axes[0].set_xticklabels(drawn, rotation=30, ha="right", rotation_mode="anchor")
             row_axes[0].set_xlabel(f"method ({len({k[1] for k in restricted})} seeds; points: seeds; square: mean, "
                                    "95% CI)")
         else:
@@ -97,7 +98,7 @@ def plot_sweep(folder, figs, reference=None):
                 row_axes[0].errorbar(positions, means, yerr=[np.minimum(halves, np.nan_to_num(means)), halves],
                                      marker="o", capsize=3, label=l)
             row_axes[0].set_xticks(list(positions))
-            row_axes[0].set_xticklabels(xs, rotation=20)
+            row_axes[0].set_xticklabels(xs, rotation=30, ha="right", rotation_mode="anchor")
             row_axes[0].set_xlabel(x_axis)
             row_axes[0].legend(fontsize=8)
         row_axes[0].set_ylabel(f"s to accuracy {target}, restricted\n(mean, 95% CI; unreached: run's end)")
@@ -119,8 +120,12 @@ def plot_sweep(folder, figs, reference=None):
                                      capsize=3, label=f"over {l}")
             row_axes[1].axhline(1.0, color="grey", lw=0.8, ls=":")
             row_axes[1].set_yscale("log")  # a ratio and its interval on logs: 2x and 1/2x equally far from 1
+            # At least 1/2 to 2: ratios all 1 (every time censored at the run's end) left an axis with no
+            # room and no tick below 1.
+            low_y, high_y = row_axes[1].get_ylim()
+            row_axes[1].set_ylim(min(low_y, 0.5), max(high_y, 2.0))
             row_axes[1].set_xticks(list(positions))
-            row_axes[1].set_xticklabels(xs, rotation=20)
+            row_axes[1].set_xticklabels(xs, rotation=30, ha="right", rotation_mode="anchor")
             row_axes[1].set_xlabel(x_axis if not seeds_only else "")
             row_axes[1].set_ylabel(f"speed-up of {ref} to {target}\n(geometric mean, t-interval on logs)")
             row_axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
