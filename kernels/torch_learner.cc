@@ -210,15 +210,25 @@ class TorchLearner : public PartLearner {
   };
 
  public:
-  TorchLearner(std::shared_ptr<const Shared> shared, int nodes)
+  // `held`: the nodes whose rows this learner keeps (a rank of a run over
+  // MPI ranks); empty: all of them. Partition and samplers are every node's,
+  // so a node's data are the same whoever holds it.
+  TorchLearner(std::shared_ptr<const Shared> shared, int nodes, const std::vector<NodeId>& held = {})
       : shared_(std::move(shared)),
         spec_(shared_->spec),
-        device_(spec_.device == Device::kCuda ? torch::kCUDA : torch::kCPU) {
+        device_(spec_.device == Device::kCuda ? torch::kCUDA : torch::kCPU),
+        nodes_(nodes) {
     const Streams streams(shared_->seed);
     torch::manual_seed(streams.seed_for("model-init"));
     auto prototype = build_net();
     random_ = prototype->draws_random_numbers();
-    store_ = std::make_unique<NodeStore>(*prototype, nodes, spec_.optimizer.momentum > 0);
+    row_of_.assign(nodes, held.empty() ? 0 : -1);
+    for (NodeId n = 0; n < nodes; ++n)
+      if (held.empty()) row_of_[n] = n;
+    for (size_t k = 0; k < held.size(); ++k) row_of_.at(held[k]) = static_cast<int64_t>(k);
+    // At least one row: the initial model and a snapshot's shape come from it.
+    const int rows = held.empty() ? nodes : std::max<int>(1, static_cast<int>(held.size()));
+    store_ = std::make_unique<NodeStore>(*prototype, rows, spec_.optimizer.momentum > 0);
     if (!device_.is_cpu()) {
       store_->params = store_->params.to(device_);
       store_->buffers = store_->buffers.to(device_);
@@ -259,7 +269,7 @@ class TorchLearner : public PartLearner {
 
   ~TorchLearner() override { chains_->join(); }  // first: its operations use everything else
 
-  int node_count() const override { return store_->node_count(); }
+  int node_count() const override { return nodes_; }
   Bytes model_bytes() const override {
     return bytes(spec_.model_bytes > 0 ? spec_.model_bytes : 4 * (store_->param_count() + store_->buffer_count()));
   }
@@ -275,6 +285,7 @@ class TorchLearner : public PartLearner {
   // step over and goes on; it waits only where it needs a node's tensors.
   void step(NodeId n, Time at) override { step_numbered(n, at, asked_steps_); }
   void step_numbered(NodeId n, Time at, uint64_t asked) override {
+    row(n);  // a node this learner holds, checked here rather than on a worker
     asked_steps_ = asked + 1;
     if (stacked_) {
       // Fused: the step waits in the open group, which a second step of
@@ -307,8 +318,8 @@ class TorchLearner : public PartLearner {
       std::exception_ptr error;
       try {
         Timer t(kernel_ns_);
-        s->params = store_->params[n].clone();
-        s->buffers = store_->buffers[n].clone();
+        s->params = store_->params[row(n)].clone();
+        s->buffers = store_->buffers[row(n)].clone();
       } catch (...) {
         error = std::current_exception();
       }
@@ -326,7 +337,7 @@ class TorchLearner : public PartLearner {
     const double w = w_other / (w_self + w_other);
     on_node(
         r,
-        [this, r, s, w] {
+        [this, r = row(r), s, w] {
           s->wait();  // rethrows a failed snapshot
           Timer t(kernel_ns_);
           store_->params[r].mul_(1 - w).add_(s->params, w);
@@ -341,9 +352,9 @@ class TorchLearner : public PartLearner {
     chains_->drain();
     Timer t(kernel_ns_);
     torch::NoGradGuard guard;
-    const bool all = static_cast<int>(nodes.size()) == node_count();
+    const bool all = static_cast<int>(nodes.size()) == node_count() && store_->node_count() == node_count();
     torch::Tensor index;  // only a subset needs one
-    if (!all) index = torch::tensor(std::vector<int64_t>(nodes.begin(), nodes.end()), torch::kInt64).to(device_);
+    if (!all) index = torch::tensor(rows_of(nodes), torch::kInt64).to(device_);
     auto avg = [&](torch::Tensor& rows) {
       if (!rows.defined() || rows.size(1) == 0) return;
       if (all) return void(rows.copy_(rows.mean(0, true).expand_as(rows)));
@@ -362,13 +373,13 @@ class TorchLearner : public PartLearner {
     torch::NoGradGuard guard;
     auto set = [&](torch::Tensor& rows, const torch::Tensor& initial) {
       if (!rows.defined() || rows.size(1) == 0) return;
-      if (from.empty()) return void(rows[n].copy_(initial));
-      auto index = torch::tensor(std::vector<int64_t>(from.begin(), from.end()), torch::kInt64).to(device_);
-      rows[n].copy_(rows.index_select(0, index).mean(0));
+      if (from.empty()) return void(rows[row(n)].copy_(initial));
+      auto index = torch::tensor(rows_of(from), torch::kInt64).to(device_);
+      rows[row(n)].copy_(rows.index_select(0, index).mean(0));
     };
     set(store_->params, initial_params_);
     set(store_->buffers, initial_buffers_);
-    if (store_->momentum.defined()) store_->momentum[n].zero_();
+    if (store_->momentum.defined()) store_->momentum[row(n)].zero_();
   }
 
   void set_evaluated(const std::vector<NodeId>& nodes) override { evaluated_ = nodes; }
@@ -480,7 +491,7 @@ class TorchLearner : public PartLearner {
     for (NodeId n : nodes) {
       BinaryWriter w;
       for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers})
-        put_tensor(w, t->defined() ? (*t)[n] : torch::Tensor());
+        put_tensor(w, t->defined() ? (*t)[row(n)] : torch::Tensor());
       out.push_back(w.bytes());
     }
     return out;
@@ -493,8 +504,8 @@ class TorchLearner : public PartLearner {
     for (size_t k = 0; k < nodes.size(); ++k) {
       BinaryReader r(rows[k], "a node's rows");
       for (torch::Tensor* t : {&store_->params, &store_->momentum, &store_->buffers}) {
-        torch::Tensor row = t->defined() ? (*t)[nodes[k]] : torch::Tensor();
-        get_tensor(r, row);
+        torch::Tensor at = t->defined() ? (*t)[row(nodes[k])] : torch::Tensor();
+        get_tensor(r, at);
       }
       if (!r.at_end()) r.fail();
     }
@@ -620,6 +631,19 @@ class TorchLearner : public PartLearner {
     ~Timer() { sink += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count(); }
   };
 
+  // The row of node n in the store (a learner that holds only some nodes
+  // is never asked about the others).
+  int64_t row(NodeId n) const {
+    const int64_t r = row_of_.at(n);
+    GOSSIPSIM_CHECK(r >= 0, "a learner asked about a node it does not hold");
+    return r;
+  }
+  std::vector<int64_t> rows_of(const std::vector<NodeId>& nodes) const {
+    std::vector<int64_t> out;
+    for (NodeId n : nodes) out.push_back(row(n));
+    return out;
+  }
+
   std::shared_ptr<Net> build_net() {
     auto net = make_model(spec_.model, shared_->data.train.sample_shape(), shared_->data.train.classes);
     net->to(device_);
@@ -631,6 +655,7 @@ class TorchLearner : public PartLearner {
   // step waits in the open group waits there too, after the step; one that
   // needs a snapshot still held in the group has the group posted first.
   void on_node(NodeId n, std::function<void()> fn, std::shared_ptr<TorchSnapshot> after = nullptr) {
+    row(n);  // a node this learner holds
     if (stacked_) {
       if (in_group_[n] >= 0) {
         held_.push_back(HeldOp{n, std::move(fn), std::move(after)});
@@ -703,7 +728,7 @@ class TorchLearner : public PartLearner {
       lr.push_back(learning_rate(s, m.node));
       const std::vector<int64_t> batch = next_batch(s);
       samples.insert(samples.end(), batch.begin(), batch.end());
-      rows.push_back(m.node);
+      rows.push_back(row(m.node));
     }
     const int64_t g = static_cast<int64_t>(members.size());
     const auto index = torch::tensor(samples, torch::kInt64);
@@ -734,10 +759,10 @@ class TorchLearner : public PartLearner {
       run_as_one(slice, [this, job, slice, from] {
         try {
           Timer t(eval_ns_);
-          std::vector<int64_t> rows(slice.begin(), slice.end());
+          const std::vector<int64_t> rows = rows_of(slice);
           for (size_t i = 0; i < slice.size(); ++i) {
-            job->params[from + i] = store_->params[slice[i]].clone();
-            job->buffers[from + i] = store_->buffers[slice[i]].clone();
+            job->params[from + i] = store_->params[row(slice[i])].clone();
+            job->buffers[from + i] = store_->buffers[row(slice[i])].clone();
           }
           const auto results =
               guarded([&] { return fmt::format("the fused evaluation of {} nodes", slice.size()); },
@@ -853,8 +878,8 @@ class TorchLearner : public PartLearner {
     if (train.augment) x = augment(x, s.augment_rng);
     x = x.to(device_);
     y = y.to(device_);
-    auto params = store_->params[n];
-    v.bind(params, store_->buffers[n]);
+    auto params = store_->params[row(n)];
+    v.bind(params, store_->buffers[row(n)]);
     torch::Tensor loss;
     if (random_) {
       // The model draws from LibTorch's global generator: one step at a
@@ -865,8 +890,8 @@ class TorchLearner : public PartLearner {
     } else {
       loss = forward_backward(v, x, y);
     }
-    sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[n] : torch::Tensor(), spec_.optimizer,
-               learning_rate(s, n));
+    sgd_update(params, v.grad(), store_->momentum.defined() ? store_->momentum[row(n)] : torch::Tensor(),
+               spec_.optimizer, learning_rate(s, n));
     ++s.steps;
     return loss.item<double>();
   }
@@ -882,14 +907,15 @@ class TorchLearner : public PartLearner {
     if (n == 0) return complete(*job);
     if (stacked_ && job->per_node) return evaluate_fused(nodes, job);
     for (int k = 0; k < n; ++k)
-      on_node(nodes[k], [this, i = nodes[k], k, job] {
+      on_node(nodes[k], [this, i = nodes[k], at = row(nodes[k]), k, job] {
         try {
           Timer t(eval_ns_);
-          job->params[k] = store_->params[i].clone();
-          job->buffers[k] = store_->buffers[i].clone();
+          job->params[k] = store_->params[at].clone();
+          job->buffers[k] = store_->buffers[at].clone();
           if (job->per_node)
-            job->node[k] = guarded([&] { return fmt::format("the evaluation of node {}'s model", i); },
-                                   [&] { return evaluate_rows(*Lease(*this), store_->params[i], store_->buffers[i]); });
+            job->node[k] =
+                guarded([&] { return fmt::format("the evaluation of node {}'s model", i); },
+                        [&] { return evaluate_rows(*Lease(*this), store_->params[at], store_->buffers[at]); });
           if (--job->remaining == 0) complete(*job);
         } catch (...) {
           job->fail(std::current_exception());
@@ -1017,6 +1043,8 @@ class TorchLearner : public PartLearner {
   std::shared_ptr<const Shared> shared_;
   const WorkloadSpec& spec_;
   torch::Device device_;
+  int nodes_;
+  std::vector<int64_t> row_of_;  // per node: its row in the store, or -1 where not held
   std::unique_ptr<NodeStore> store_;
   std::vector<std::unique_ptr<ModuleView>> views_;
   std::vector<ModuleView*> free_views_;
@@ -1048,7 +1076,9 @@ class TorchFactory : public LearnerFactory {
  public:
   explicit TorchFactory(std::shared_ptr<const Shared> shared) : shared_(std::move(shared)) {}
   std::unique_ptr<Learner> make(int nodes) override { return std::make_unique<TorchLearner>(shared_, nodes); }
-  std::unique_ptr<PartLearner> make_part(int nodes) { return std::make_unique<TorchLearner>(shared_, nodes); }
+  std::unique_ptr<PartLearner> make_part(int nodes, const std::vector<NodeId>& held) {
+    return std::make_unique<TorchLearner>(shared_, nodes, held);
+  }
 
  private:
   std::shared_ptr<const Shared> shared_;
@@ -1056,8 +1086,9 @@ class TorchFactory : public LearnerFactory {
 
 }  // namespace
 
-std::unique_ptr<PartLearner> make_part_learner(LearnerFactory& torch_factory, int nodes) {
-  return dynamic_cast<TorchFactory&>(torch_factory).make_part(nodes);
+std::unique_ptr<PartLearner> make_part_learner(LearnerFactory& torch_factory, int nodes,
+                                               const std::vector<NodeId>& held) {
+  return dynamic_cast<TorchFactory&>(torch_factory).make_part(nodes, held);
 }
 
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples) {

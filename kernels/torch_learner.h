@@ -24,8 +24,9 @@ namespace gossipsim {
 std::unique_ptr<LearnerFactory> make_torch_factory(const WorkloadSpec& spec, uint64_t seed, int64_t test_samples);
 
 // A learner that holds a run's nodes for a run spread over processes
-// (ranks/): every process makes one for all the run's nodes, from the same
-// factory, and asks it only for its own nodes' operations. What it adds to
+// (ranks/): every process makes one for the run's nodes, from the same
+// factory, keeping the rows of its own nodes, and asks it only for their
+// operations. What it adds to
 // Learner moves nodes' state in and out as bytes, so that the numbers of a
 // node are those of the one-process run whatever process holds it.
 class PartLearner : public Learner {
@@ -58,8 +59,11 @@ class PartLearner : public Learner {
   virtual std::pair<double, double> kernel_split() const = 0;
 };
 
-// A PartLearner from a factory make_torch_factory made.
-std::unique_ptr<PartLearner> make_part_learner(LearnerFactory& torch_factory, int nodes);
+// A PartLearner from a factory make_torch_factory made, keeping the rows of
+// the `held` nodes only (every node's where empty): a rank's memory is its
+// own nodes'. It must not be asked about the others.
+std::unique_ptr<PartLearner> make_part_learner(LearnerFactory& torch_factory, int nodes,
+                                               const std::vector<NodeId>& held = {});
 
 // The parameters a snapshot holds, in the order of the model's parameters().
 std::vector<float> snapshot_values(const ModelSnapshot& snapshot);

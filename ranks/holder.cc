@@ -71,9 +71,10 @@ class Worker {
       switch (op) {
         case kMake: {
           const int64_t nodes = r.get<int64_t>();
+          const auto held = r.get_vector<NodeId>();
           destroy();
           std::lock_guard<std::mutex> lock(incoming_mutex_);
-          part_ = make_part_learner(local_, static_cast<int>(nodes));
+          part_ = make_part_learner(local_, static_cast<int>(nodes), held);
           break;
         }
         case kDestroy:

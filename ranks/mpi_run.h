@@ -15,8 +15,9 @@
 // ranks/rank_zero.cc is rank 0's side, ranks/holder.cc the other ranks',
 // ranks/wire.h what they say to each other.
 //
-// Each rank allocates every node's rows and touches only its own; a run that
-// does not fit one machine's memory does not fit here yet. Checkpoints,
+// Ranks 1..K-1 keep the rows of their own nodes only; rank 0 keeps every
+// node's (it computes the averages), so it needs the memory of the
+// one-process run's models. Checkpoints,
 // --resume and --real are refused under MPI. A rank that fails reports one
 // line through rank 0; a rank that dies ends the whole job (the launcher's
 // doing), and rank 0 leaves no result folder behind.

@@ -245,6 +245,12 @@ class Link : public std::enable_shared_from_this<Link> {
   std::thread receiver_;
 };
 
+// The rank that holds node n of `nodes`, over ranks 1..workers: blocks of
+// consecutive nodes.
+int owner_of(NodeId n, int nodes, int workers) {
+  return 1 + static_cast<int>(static_cast<int64_t>(n) * workers / std::max(1, nodes));
+}
+
 // A snapshot held by the rank that took it (and copied to the ranks it was
 // shipped to); gone from all of them when rank 0 lets go of it.
 struct RankSnapshot : ModelSnapshot {
@@ -387,9 +393,7 @@ class RankLearner : public Learner {
  private:
   static std::runtime_error unsupported() { return std::runtime_error("a run over MPI ranks takes no checkpoints"); }
 
-  int owner(NodeId n) const {
-    return 1 + static_cast<int>(static_cast<int64_t>(n) * link_->workers() / std::max(1, nodes_));
-  }
+  int owner(NodeId n) const { return owner_of(n, nodes_, link_->workers()); }
   std::map<int, std::vector<NodeId>> by_rank(const std::vector<NodeId>& nodes) const {
     std::map<int, std::vector<NodeId>> out;
     for (NodeId n : nodes) out[owner(n)].push_back(n);
@@ -458,7 +462,14 @@ class RankFactory : public LearnerFactory {
   }
   nlohmann::json stats() { return link_->stats(); }
   std::unique_ptr<Learner> make(int nodes) override {
-    for (int r = 1; r <= link_->workers(); ++r) link_->post(r, kMake, [&](BinaryWriter& w) { w.put<int64_t>(nodes); });
+    // Each rank keeps the rows of its own nodes only.
+    std::vector<std::vector<NodeId>> held(link_->workers() + 1);
+    for (NodeId n = 0; n < nodes; ++n) held[owner_of(n, nodes, link_->workers())].push_back(n);
+    for (int r = 1; r <= link_->workers(); ++r)
+      link_->post(r, kMake, [&](BinaryWriter& w) {
+        w.put<int64_t>(nodes);
+        w.put_vector(held[r]);
+      });
     return std::make_unique<RankLearner>(link_, make_part_learner(*local_, nodes), nodes);
   }
 

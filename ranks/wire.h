@@ -22,7 +22,7 @@ namespace gossipsim::wire {
 enum Tag : int { kOps = 1, kSnapshot = 2, kShare = 3, kRows = 4, kError = 5, kStop = 6 };
 // Operations in a kOps batch.
 enum Op : uint8_t {
-  kMake = 1,  // nodes: a learner for this many nodes (replacing the last)
+  kMake = 1,  // nodes, held: a learner for this many nodes, keeping the held ones' rows (replacing the last)
   kDestroy,   // the learner is done
   kStep,      // node, at (ns), asked
   kSnap,      // node, id

@@ -156,6 +156,35 @@ TEST(Learner, MergesAreAveragesAndWeightedAverages) {
   for (size_t k = 0; k < x0.size(); ++k) EXPECT_NEAR(avg[k], (x0[k] + merged[k]) / 2.0, 1e-6);
 }
 
+// A learner that keeps the rows of some nodes only (a rank of a run over
+// MPI ranks) gives those nodes the numbers a learner of all nodes gives,
+// moves them in and out as bytes, and refuses to be asked about the others.
+TEST(Learner, APartLearnerHoldingSomeNodesGivesThemTheWholeLearnersNumbers) {
+  auto factory = make_torch_factory(synthetic_workload(), 9, 0);
+  auto whole = make_part_learner(*factory, 4);
+  auto part = make_part_learner(*factory, 4, {3, 1});
+  for (int k = 0; k < 3; ++k)
+    for (NodeId n : {1, 3}) {
+      whole->step(n, Time());
+      part->step_numbered(n, Time(), 2 * k + (n == 3));
+    }
+  whole->merge(1, whole->snapshot(3), 1.0, 1.0);
+  part->merge(1, part->snapshot(3), 1.0, 1.0);
+  for (NodeId n : {1, 3}) EXPECT_EQ(snapshot_values(*part->snapshot(n)), snapshot_values(*whole->snapshot(n)));
+  // Rows out of one and into another learner that holds node 1.
+  const auto rows = part->rows({1});
+  EXPECT_EQ(rows, whole->rows({1}));
+  auto other = make_part_learner(*factory, 4, {1});
+  other->set_rows({1}, rows);
+  EXPECT_EQ(snapshot_values(*other->snapshot(1)), snapshot_values(*whole->snapshot(1)));
+  // A snapshot as bytes, filled into one that was waiting for them.
+  auto incoming = other->incoming_snapshot();
+  other->fill_snapshot(incoming, whole->save_snapshot(*whole->snapshot(3)));
+  EXPECT_EQ(snapshot_values(*incoming), snapshot_values(*whole->snapshot(3)));
+  EXPECT_THROW(part->step_numbered(0, Time(), 6), InternalError);
+  EXPECT_THROW(part->rows({2}), InternalError);
+}
+
 TEST(Learner, SameSeedGivesBitIdenticalParameters) {
   auto run = [] {
     auto factory = make_torch_factory(synthetic_workload(), 11, 0);
