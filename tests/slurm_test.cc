@@ -27,6 +27,7 @@ namespace gossipsim {
 namespace {
 
 namespace fs = std::filesystem;
+using test::wait_until;
 
 fs::path temp(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("gossipsim-slurm-" + std::to_string(::getpid()));
@@ -54,14 +55,6 @@ fs::path write_sweep(int seeds) {
 
 std::string sweep_command(const fs::path& sweep, const fs::path& out) {
   return std::string(GOSSIPSIM_BINARY) + " sweep " + sweep.string() + " --kernels none --out " + out.string();
-}
-
-bool wait_until(const std::function<bool()>& done, double seconds) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (done()) return true;
-    ::usleep(100000);
-  }
-  return done();
 }
 
 TEST(Slurm, ArrayListsAndTasksAreWhatTheGridLeaves) {

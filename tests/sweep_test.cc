@@ -25,6 +25,7 @@ namespace gossipsim {
 namespace {
 
 namespace fs = std::filesystem;
+using test::wait_until;
 
 fs::path temp(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("gossipsim-sweep-" + std::to_string(::getpid()));
@@ -95,14 +96,6 @@ struct KillAtEnd {
     if (pid > 0 && !fs::exists(rc_file)) ::kill(pid, SIGKILL);
   }
 };
-
-bool wait_until(const std::function<bool()>& done, double seconds) {
-  for (int i = 0; i < seconds * 20; ++i) {
-    if (done()) return true;
-    ::usleep(50000);
-  }
-  return done();
-}
 
 // A sweep killed with SIGKILL takes its point runs with it (they used to go
 // on as orphans, writing into its folder); started again, it finds a

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,6 +27,15 @@ struct Result {
 };
 
 // Runs a shell command; returns its exit code and what it printed (stderr too).
+// Polls `done` every 50 ms for up to `seconds`; whether it became true.
+inline bool wait_until(const std::function<bool()>& done, double seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (done()) return true;
+    ::usleep(50000);
+  }
+  return done();
+}
+
 inline int run_shell(const std::string& command, std::string* output = nullptr) {
   FILE* p = popen((command + " 2>&1").c_str(), "r");
   std::string out;

@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::run_shell;
+using test::wait_until;
 
 fs::path temp_dir() { return fs::temp_directory_path() / ("gossipsim-mpi-" + std::to_string(::getpid())); }
 fs::path temp(const std::string& name) {
@@ -162,14 +163,6 @@ std::vector<pid_t> rank_processes(int rank, const std::string& marker) {
     out.push_back(std::stoi(name));
   }
   return out;
-}
-
-bool wait_until(const std::function<bool()>& done, double seconds) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (done()) return true;
-    ::usleep(100000);
-  }
-  return done();
 }
 
 TEST(Mpi, AKilledRankEndsTheRunInOneLineAndLeavesNothing) {
