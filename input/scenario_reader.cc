@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "base/safe_name.h"
@@ -326,6 +327,12 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
     m.max_window_bytes = ss->number("max_window_bytes", m.max_window_bytes);
     ss->require(m.max_window_bytes >= m.initial_window_bytes && m.max_window_bytes <= 1e12, "max_window_bytes",
                 "a number of bytes in [initial_window_bytes, 1e12]");
+    m.congestion = ss->choice("congestion", congestion_names());
+    m.queue_packets = ss->number("queue_packets", m.queue_packets);
+    ss->require(m.queue_packets >= 1 && m.queue_packets <= 1e7 && m.queue_packets == std::floor(m.queue_packets),
+                "queue_packets", "a whole number of packets in [1, 1e7]");
+    m.packet_bytes = ss->number("packet_bytes", m.packet_bytes);
+    ss->require(m.packet_bytes >= 576 && m.packet_bytes <= 65536, "packet_bytes", "a number of bytes in [576, 65536]");
     ss->done();
   }
   if (auto tcp = r.child("tcp")) {

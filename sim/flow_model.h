@@ -39,6 +39,35 @@
 //     slow start), persistent (kept per pair, slow start again after idle,
 //     as Linux does by default: no handshake) or warm (kept and warm: no
 //     handshake, no slow start).
+//
+// slowstart with a congestion control (/network/slowstart/congestion: bbr,
+// cubic or reno; "none", the default, is the loss-free model above): every
+// resource also holds a drop-tail queue of queue_packets packets of
+// packet_bytes, as the emulated WAN's and ns-3's resources do, and what
+// waits in it delays every packet through it (queue / capacity):
+//   - the queue of a resource, at any time, is what the flows whose rate it
+//     fixes have in flight beyond what the pipe holds (rate x the route's
+//     round trip), with, for a flow sending in rounds, at least what of the
+//     round's window it has yet to send (it left the host faster than the
+//     resource drains it); at most the drop-tail queue;
+//   - a flow's round trips, its handshake and its first byte wait behind
+//     the queues of its route's resources and, for the ACKs' way back, of
+//     their other directions (so a receiver's busy uplink slows what it
+//     receives), as they are when the round starts; a flow's own round is
+//     not behind itself (only its standing excess counts for it);
+//   - cubic and reno: slow start goes on past a full pipe (the queue takes
+//     what the pipe does not) until a window would overflow a queue on the
+//     route: a loss, the window cut to beta (0.7 cubic, 0.5 reno); the
+//     flow then keeps sending in rounds, its window growing by one segment
+//     a round trip (reno) or cubic's TCP-friendly 3 (1 - beta) / (1 + beta)
+//     segments, and cut again at the next overflow;
+//   - bbr: startup ends once the pipe is full for a whole round (its
+//     bandwidth no longer grows), and from then on the flow keeps twice
+//     its pipe in flight (BBR's cwnd gain of 2: Cardwell et al., ACM Queue
+//     14(5), 2016) at its max-min share.
+// Left out: CUBIC's HyStart (on shared bottlenecks it made the model slower
+// than Linux: docs/network-model.md), the cubic function's growth far from
+// the last loss, BBR's probing cycles and its pacing below the share.
 #pragma once
 
 #include "base/enum_names.h"
@@ -62,6 +91,12 @@ struct FlowModel {
   double initial_window_bytes = 14480;  // 10 segments of 1448 bytes: Linux's initial window
   double payload_factor = 1448.0 / 1500.0;
   double max_window_bytes = 4194304;  // Linux's largest send buffer (net.ipv4.tcp_wmem)
+  // slowstart's congestion control and queues (above).
+  enum class Congestion { kNone, kBbr, kCubic, kReno };
+  Congestion congestion = Congestion::kNone;
+  double queue_packets = 1000;  // Linux's default txqueuelen; the emulator's and ns-3's queue
+  double packet_bytes = 1500;   // a full packet on the wire (the MTU)
+  bool queues() const { return slow_start && congestion != Congestion::kNone; }
 };
 
 // How connections are named in scenarios and results: "fresh", "persistent",
@@ -69,6 +104,14 @@ struct FlowModel {
 inline const EnumNames<FlowModel::Kind>& flow_model_names() {
   static const EnumNames<FlowModel::Kind> names = {
       {"maxmin", FlowModel::Kind::kMaxmin}, {"tcp", FlowModel::Kind::kTcp}, {"slowstart", FlowModel::Kind::kSlowstart}};
+  return names;
+}
+// /network/slowstart/congestion: "none", "bbr", "cubic", "reno".
+inline const EnumNames<FlowModel::Congestion>& congestion_names() {
+  static const EnumNames<FlowModel::Congestion> names = {{"none", FlowModel::Congestion::kNone},
+                                                         {"bbr", FlowModel::Congestion::kBbr},
+                                                         {"cubic", FlowModel::Congestion::kCubic},
+                                                         {"reno", FlowModel::Congestion::kReno}};
   return names;
 }
 inline const EnumNames<FlowModel::Connections>& connections_names() {

@@ -271,7 +271,15 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done,
   const FlowId id = c.record.id;
   live_ids_.emplace(id, slot);
   ++live_;
-  const Time latency = latency_phase(r);
+  Time latency = latency_phase(r);
+  if (model_.queues()) {  // the handshake's and the first byte's way wait behind the queues there
+    const int n = static_cast<int>(r.resources.size());
+    const int64_t now = sim_.now().ns();
+    double delay = queue_delay_s(r.resources.data(), n, false, now);  // the first byte's
+    if (model_.connections == FlowModel::Connections::kFresh)         // SYN and SYN-ACK
+      delay += queue_delay_s(r.resources.data(), n, false, now) + queue_delay_s(r.resources.data(), n, true, now);
+    latency += Time::ns(std::llround(delay * 1e9));
+  }
   if (latency == Time::zero())
     activate(slot);
   else
@@ -303,11 +311,61 @@ void Network::activate(uint32_t slot) {
   weigh(f);
   for (int r : f.route->resources) resources_[r].flows.push_back(slot);
   count_bottleneck(slot, bottleneck_kbps(f));
-  if (f.slow_start) {
-    const FlowId id = cold_[slot].record.id;
-    sim_.schedule(f.route->latency * 2, [this, slot, id] { end_round(slot, id); });
-  }
+  if (f.slow_start) start_round(slot, cold_[slot].record.id);
   resolve(f.route->resources);
+}
+
+// slowstart: a round begins now and ends a round trip later (with queues,
+// the round trip through them as they are now).
+void Network::start_round(uint32_t slot, FlowId id) {
+  Flow& f = flows_[slot];
+  const int64_t now = sim_.now().ns();
+  Time rtt = f.route->latency * 2;
+  if (model_.queues()) rtt = round_trip(f, now, slot);
+  sim_.schedule(rtt, [this, slot, id] { end_round(slot, id); });
+}
+
+// `back`: the ACKs' way, each resource's other direction (resources come
+// in pairs: uplink and downlink of a node, a link's two directions).
+double Network::queue_delay_s(const int* route, int length, bool back, int64_t now, uint32_t own) const {
+  double delay = 0;
+  for (int k = 0; k < length; ++k) {
+    const int r = back ? route[k] ^ 1 : route[k];
+    if (resources_[r].capacity > 0) delay += queue_bytes(r, now, own) / resources_[r].capacity;
+  }
+  return delay;
+}
+
+Time Network::round_trip(const Flow& f, int64_t now, uint32_t own) const {
+  const double queued =
+      queue_delay_s(f.resources(), f.length, false, now, own) + queue_delay_s(f.resources(), f.length, true, now, own);
+  return f.route->latency * 2 + Time::ns(std::llround(queued * 1e9));
+}
+
+// queues: the queue a resource holds now, wire bytes (sim/flow_model.h):
+// for each flow whose rate it fixes, what that flow has in flight beyond
+// what the pipe holds (its rate x its route's round trip), and for a flow
+// still sending in rounds at least what of its round's window it has yet
+// to send (it went out faster than the resource drains it and waits here),
+// except for the flow `own` itself (the first packet of its round is not
+// behind the rest); at most the drop-tail queue.
+double Network::queue_bytes(int r, int64_t now, uint32_t own) const {
+  const Resource& res = resources_[r];
+  const bool bbr = model_.congestion == FlowModel::Congestion::kBbr;
+  double queue = 0;
+  for (uint32_t s : res.flows) {
+    const Flow& f = flows_[s];
+    if (f.at != r || f.rate <= 0) continue;
+    const double sent = f.rate * static_cast<double>(now - f.updated) * 1e-9;
+    const double left = std::max(0.0, f.remaining - sent);
+    const double pipe = f.rate * 2 * f.route->latency.seconds();
+    // BBR past startup keeps twice its estimate of the pipe in flight.
+    const double window = bbr && !f.slow_start ? 2 * pipe : f.window;
+    double q = std::max(0.0, std::min(window, left) - pipe);
+    if (s != own && f.slow_start) q = std::max(q, std::min(left, f.window_left - sent));
+    queue += q;
+  }
+  return std::min(queue / capacity_factor_, model_.queue_packets * model_.packet_bytes);
 }
 
 // slowstart: the window of the round is sent; the flow waits, at rate 0,
@@ -331,6 +389,10 @@ void Network::end_round(uint32_t slot, FlowId id) {
   f.remaining = std::max(0.0, f.remaining - sent);
   f.window_left = std::max(0.0, f.window_left - sent);
   f.updated = now;
+  if (model_.queues()) {
+    end_round_queued(slot, id, now);
+    return;
+  }
   if (!f.paused) {
     f.slow_start = false;  // share-limited for a whole round trip
     if (f.rate > 0) set_finish(slot, now + std::llround(f.remaining * 1e9 / f.rate));
@@ -343,7 +405,55 @@ void Network::end_round(uint32_t slot, FlowId id) {
   if (f.window >= model_.max_window_bytes)
     f.slow_start = false;
   else
-    sim_.schedule(f.route->latency * 2, [this, slot, id] { end_round(slot, id); });
+    start_round(slot, id);
+  f.rate = -1;  // forces fix() to give it a finish time again
+  std::vector<int> seeds(f.resources(), f.resources() + f.length);
+  resolve(seeds);
+}
+
+// slowstart with queues: the end of a round (sim/flow_model.h). bbr leaves
+// startup once the pipe is full for a whole round (or at the largest
+// window). cubic and reno go on in rounds: a window that would overflow a
+// queue on the route is a loss (cut to beta, then growth by segments);
+// otherwise it doubles in slow start, whether the last one was all sent or
+// not (what the pipe did not take waits in the queue).
+void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
+  Flow& f = flows_[slot];
+  const auto cc = model_.congestion;
+  const bool loss_based = cc == FlowModel::Congestion::kCubic || cc == FlowModel::Congestion::kReno;
+  const double full = model_.queue_packets * model_.packet_bytes;
+  const double segment = model_.packet_bytes * capacity_factor_;
+  if (!loss_based) {  // bbr: startup ends once the pipe is full for a whole round
+    if (!f.paused) {
+      f.slow_start = false;
+    } else {
+      f.window = std::min(2 * f.window, model_.max_window_bytes);
+      f.window_left = f.window;
+      if (f.window >= model_.max_window_bytes)
+        f.slow_start = false;
+      else
+        start_round(slot, id);
+    }
+  } else {
+    // A loss: the next window would overflow a queue on its route.
+    const double next = f.avoiding ? f.window + segment : 2 * f.window;
+    bool loss = false;
+    const int* route = f.resources();
+    for (int k = 0; k < f.length && !loss; ++k)
+      loss = queue_bytes(route[k], now) + (next - f.window) / capacity_factor_ > full * (1 - 1e-9);
+    const double beta = cc == FlowModel::Congestion::kCubic ? 0.7 : 0.5;
+    if (loss)
+      f.window = std::max(segment, beta * f.window);
+    else if (f.avoiding)  // cubic: its TCP-friendly growth, 3 (1 - beta) / (1 + beta) segments a round trip
+      f.window += cc == FlowModel::Congestion::kCubic ? 3 * (1 - beta) / (1 + beta) * segment : segment;
+    else
+      f.window *= 2;
+    f.avoiding = f.avoiding || loss;
+    f.window = std::min(f.window, model_.max_window_bytes);
+    f.window_left = f.window;
+    start_round(slot, id);
+  }
+  f.paused = false;
   f.rate = -1;  // forces fix() to give it a finish time again
   std::vector<int> seeds(f.resources(), f.resources() + f.length);
   resolve(seeds);
@@ -502,7 +612,10 @@ void Network::fill(int64_t now) {
     heap.pop_back();
     if (r < 0) {
       const uint32_t s = static_cast<uint32_t>(-(r + 1));
-      if (!flows_[s].fixed) fix(s, flows_[s].paused ? 0.0 : flows_[s].bound, now);
+      if (!flows_[s].fixed) {
+        fix(s, flows_[s].paused ? 0.0 : flows_[s].bound, now);
+        flows_[s].at = -1;
+      }
       continue;
     }
     Resource& res = resources_[r];
@@ -515,7 +628,10 @@ void Network::fill(int64_t now) {
     }
     if (!skip_loose_ && loose(res)) ++loose_saturations_;  // the check of set_skip_loose(false)
     for (uint32_t s : res.flows)
-      if (!flows_[s].fixed) fix(s, flows_[s].weight * level, now);
+      if (!flows_[s].fixed) {
+        fix(s, flows_[s].weight * level, now);
+        flows_[s].at = r;
+      }
   }
 }
 

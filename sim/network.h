@@ -131,6 +131,11 @@ class Network : public Transport {
     // the round's end.
     double window = 0, window_left = 0;
     bool slow_start = false, paused = false;
+    // queues (FlowModel::queues()): the resource that fixed its rate in the
+    // last filling (-1: its bound or a pause did); cubic and reno: past slow
+    // start, its rounds go on, the window growing by segments.
+    int at = -1;
+    bool avoiding = false;
     int64_t updated = 0;  // ns
     int64_t finish = -1;  // ns, while draining
     const Route* route = nullptr;
@@ -190,6 +195,15 @@ class Network : public Transport {
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
+  // queues: a resource's standing queue at `now` (wire bytes), the delay
+  // the queues of a route add now, a flow's round trip now, and the queues'
+  // new course after a filling (their targets and speeds, from its rates).
+  double queue_bytes(int r, int64_t now, uint32_t own = UINT32_MAX) const;
+  double queue_delay_s(const int* route, int length, bool back, int64_t now, uint32_t own = UINT32_MAX) const;
+  Time round_trip(const Flow& f, int64_t now, uint32_t own) const;
+  void start_round(uint32_t slot, FlowId id);
+  void end_round_queued(uint32_t slot, FlowId id,
+                        int64_t now);           // slowstart: schedules the end of a round beginning now
   size_t edge(Vertex a, Vertex b) const;        // the link a-b's number; invalid_argument if none
   int link_resource(Vertex a, Vertex b) const;  // its first direction's resource (the other is next)
   void weigh(Flow& f) const;                    // tcp: weight and bound from its route

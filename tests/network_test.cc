@@ -195,6 +195,60 @@ TEST(NetworkSlowStart, FlowsThatFillThePipeLeaveSlowStart) {
   for (Time t : finish) EXPECT_NEAR(t.seconds(), 0.075 + 0.3 + (1e6 - sent) / half, 2e-9);
 }
 
+// slowstart with queues, a flow alone: it never holds more in flight than
+// the pipe (its largest window that is all sent, 463,360 B, is under R x
+// 0.05 = 603,333 B), so no queue builds and every congestion control gives
+// the loss-free model's time (OneFlowSendsItsWindowsRoundByRound).
+TEST(NetworkQueues, AFlowAloneTakesTheLossFreeTime) {
+  const double rate = 12.5e6 * 1448.0 / 1500.0;
+  const double expected = 0.075 + 0.3 + 87'760 / rate;
+  for (auto cc : {FlowModel::Congestion::kBbr, FlowModel::Congestion::kCubic, FlowModel::Congestion::kReno}) {
+    Net n = pair_at_100_mbps_25_ms();
+    Simulator sim;
+    FlowModel m = slow_start_model();
+    m.congestion = cc;
+    Network net(sim, n.t, m);
+    Time finish;
+    net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+    sim.run();
+    EXPECT_NEAR(finish.seconds(), expected, 2e-9) << static_cast<int>(cc);
+  }
+}
+
+// The ACKs' way back waits in the receiver's uplink. Node 1's uplink (1 MB/s
+// on the wire) carries a 10 MB flow to node 2 over 50 ms (persistent
+// connections, bbr): past startup it keeps twice its pipe in flight, so one
+// pipe waits in that uplink: R1 x 0.1 s of payload, R1 = 1e6 x 1448 / 1500,
+// that is 100,000 B on the wire, 0.1 s. A flow of 14,480 x (1 + 2 + 4) B
+// from node 0 to node 1 (10 ms, 125 MB/s everywhere on its way) starts at
+// 5 s: its first byte after 10 ms (no queue on its way), then three rounds,
+// each a round trip of 20 ms plus the 0.1 s its ACKs wait; the last
+// window, 57,920 B, goes at R0 = 125e6 x 1448 / 1500 before its round
+// ends. Without queues (congestion none) the same flow takes 20 ms rounds.
+TEST(NetworkQueues, AReceiversBusyUplinkDelaysTheAcksOfWhatItReceives) {
+  const double r0 = 125e6 * 1448.0 / 1500.0;
+  for (auto [cc, round_s] : std::vector<std::pair<FlowModel::Congestion, double>>{
+           {FlowModel::Congestion::kNone, 0.02}, {FlowModel::Congestion::kBbr, 0.12}}) {
+    Net n;
+    Vertex a = n.node(125e6, 125e6), b = n.node(1e6, 125e6), c = n.node(125e6, 125e6);
+    n.link(a, b, 125e6, milliseconds(10));
+    n.link(b, c, 125e6, milliseconds(50));
+    Simulator sim;
+    FlowModel m = slow_start_model();
+    m.connections = FlowModel::Connections::kPersistent;
+    m.congestion = cc;
+    Network net(sim, n.t, m);
+    net.start_flow(1, 2, bytes(10'000'000), nullptr);
+    Time start, finish;
+    sim.schedule(seconds(5), [&] {
+      start = sim.now();
+      net.start_flow(0, 1, bytes(14'480 * 7), [&](const FlowRecord& f) { finish = f.finish; });
+    });
+    sim.run(seconds(6));
+    EXPECT_NEAR((finish - start).seconds(), 0.01 + 2 * round_s + 57'920 / r0, 2e-9) << static_cast<int>(cc);
+  }
+}
+
 TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
   // Two flows share one 1 MB/s link; one crosses 10 ms of latency, the other
   // 40 ms. With weight_S = 0 the penalty is the route latency, so the rates
@@ -269,6 +323,14 @@ TEST(NetworkSlowStart, AScenarioChoosesTheModelItsConnectionsAndConstants) {
   EXPECT_EQ(sc.network.model.initial_window_bytes, 4380);
   EXPECT_EQ(sc.network.model.payload_factor, 1);
   EXPECT_EQ(sc.network.model.max_window_bytes, 65535);
+  EXPECT_EQ(sc.network.model.congestion, FlowModel::Congestion::kNone);  // loss-free unless told
+  EXPECT_FALSE(sc.network.model.queues());
+  j["network"]["slowstart"] = {{"congestion", "cubic"}, {"queue_packets", 64}, {"packet_bytes", 9000}};
+  sc = test::scenario_from(j);
+  EXPECT_EQ(sc.network.model.congestion, FlowModel::Congestion::kCubic);
+  EXPECT_TRUE(sc.network.model.queues());
+  EXPECT_EQ(sc.network.model.queue_packets, 64);
+  EXPECT_EQ(sc.network.model.packet_bytes, 9000);
 }
 
 TEST(NetworkTcp, AScenarioChoosesTheModelAndItsConstants) {

@@ -287,7 +287,18 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
             "[initial_window_bytes, 1e12]"},
            {"max_window_bytes", 1000,
             "/network/slowstart/max_window_bytes: expected a number of bytes in "
-            "[initial_window_bytes, 1e12]"}}) {
+            "[initial_window_bytes, 1e12]"},
+           {"congestion", "vegas", "/network/slowstart/congestion: expected one of none, bbr, cubic, reno"},
+           {"congestion", 0, "/network/slowstart/congestion: expected a string"},
+           {"queue_packets", 0, "/network/slowstart/queue_packets: expected a whole number of packets in [1, 1e7]"},
+           {"queue_packets", -5, "/network/slowstart/queue_packets: expected a whole number of packets in [1, 1e7]"},
+           {"queue_packets", 1e-9, "/network/slowstart/queue_packets: expected a whole number of packets in"},
+           {"queue_packets", 10.5, "/network/slowstart/queue_packets: expected a whole number of packets in"},
+           {"queue_packets", 1e300, "/network/slowstart/queue_packets: expected a whole number of packets in"},
+           {"queue_packets", "1000", "/network/slowstart/queue_packets: expected a number"},
+           {"packet_bytes", 575, "/network/slowstart/packet_bytes: expected a number of bytes in [576, 65536]"},
+           {"packet_bytes", 1e9, "/network/slowstart/packet_bytes: expected a number of bytes in [576, 65536]"},
+           {"packet_bytes", true, "/network/slowstart/packet_bytes: expected a number"}}) {
     nlohmann::json j = base();
     j["network"]["model"] = "slowstart";
     j["network"]["slowstart"] = {{key, value}};
