@@ -63,7 +63,11 @@ struct NetworkOptions {
   // Linux's initial window; in [1, 1e9]); payload_factor (1448/1500: the
   // payload share of a packet with TCP timestamps; (0, 1]);
   // max_window_bytes (4194304: Linux's largest send buffer;
-  // [initial_window_bytes, 1e12])}.
+  // [initial_window_bytes, 1e12]); congestion: "none" (default: loss-free,
+  // no queues), "bbr", "cubic" or "reno" (drop-tail queues on every
+  // resource, filled and drained as that congestion control does);
+  // queue_packets (1000, a whole number in [1, 1e7]); packet_bytes (1500,
+  // [576, 65536])}.
   FlowModel model;
   // /network/real: how `gossipsim run --real` runs the scenario for real
   // (emulate/real_network.h, docs/validation.md); a simulation ignores it.
