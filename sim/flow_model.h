@@ -56,8 +56,8 @@
 //     receives), as they are when the round starts; a flow's own round is
 //     not behind itself (only its standing excess counts for it);
 //   - cubic and reno: slow start goes on past a full pipe (the queue takes
-//     what the pipe does not) until a window would overflow a queue on the
-//     route: a loss, the window cut to beta (0.7 cubic, 0.5 reno); the
+//     what the pipe does not) until a queue on the route is full at a
+//     round's end: a loss, the window cut to beta (0.7 cubic, 0.5 reno); the
 //     flow then keeps sending in rounds, its window growing by one segment
 //     a round trip (reno) or cubic's TCP-friendly 3 (1 - beta) / (1 + beta)
 //     segments, and cut again at the next overflow;

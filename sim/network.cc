@@ -413,8 +413,8 @@ void Network::end_round(uint32_t slot, FlowId id) {
 
 // slowstart with queues: the end of a round (sim/flow_model.h). bbr leaves
 // startup once the pipe is full for a whole round (or at the largest
-// window). cubic and reno go on in rounds: a window that would overflow a
-// queue on the route is a loss (cut to beta, then growth by segments);
+// window). cubic and reno go on in rounds: a queue on the route full at the
+// round's end is a loss (cut to beta, then growth by segments);
 // otherwise it doubles in slow start, whether the last one was all sent or
 // not (what the pipe did not take waits in the queue).
 void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
@@ -435,12 +435,11 @@ void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
         start_round(slot, id);
     }
   } else {
-    // A loss: the next window would overflow a queue on its route.
-    const double next = f.avoiding ? f.window + segment : 2 * f.window;
+    // A loss: a queue on its route is full (what the flow holds beyond its
+    // pipe there included: the pipe and the queue together overflowed).
     bool loss = false;
     const int* route = f.resources();
-    for (int k = 0; k < f.length && !loss; ++k)
-      loss = queue_bytes(route[k], now) + (next - f.window) / capacity_factor_ > full * (1 - 1e-9);
+    for (int k = 0; k < f.length && !loss; ++k) loss = queue_bytes(route[k], now, slot) >= full * (1 - 1e-9);
     const double beta = cc == FlowModel::Congestion::kCubic ? 0.7 : 0.5;
     if (loss)
       f.window = std::max(segment, beta * f.window);

@@ -215,6 +215,34 @@ TEST(NetworkQueues, AFlowAloneTakesTheLossFreeTime) {
   }
 }
 
+// reno, 3 MB alone on the 100 Mbit/s, 25 ms pair (R, and a pipe of R x
+// 0.05 = 603,333 B). Six paused rounds send 14,480 x 63 = 912,240 B; in the
+// seventh (0.05 s) its 926,720 B window exceeds the pipe and it sends R x
+// 0.05 at its share, holding 323,387 B beyond the pipe. A queue of 1,000
+// packets takes that: no loss, slow start goes on and the rest goes at R.
+// A queue of 100 packets (150,000 B) is full at that round's end: a loss,
+// the window halves to 463,360 B, under the pipe, and grows by 1,448 B a
+// round: three more rounds of 463,360, 464,808 and 466,256 B, and what is
+// left at R.
+TEST(NetworkQueues, RenoHalvesItsWindowWhenItsPipeAndTheQueueOverflow) {
+  const double rate = 12.5e6 * 1448.0 / 1500.0;
+  const double after_slow_start = 3e6 - 912'240;
+  const double after_loss = after_slow_start - rate * 0.05 - 463'360 - 464'808 - 466'256;
+  for (auto [queue, expected_s] : std::vector<std::pair<double, double>>{
+           {1000, 0.075 + 0.3 + after_slow_start / rate}, {100, 0.075 + 0.35 + 0.15 + after_loss / rate}}) {
+    Net n = pair_at_100_mbps_25_ms();
+    Simulator sim;
+    FlowModel m = slow_start_model();
+    m.congestion = FlowModel::Congestion::kReno;
+    m.queue_packets = queue;
+    Network net(sim, n.t, m);
+    Time finish;
+    net.start_flow(0, 1, bytes(3'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+    sim.run();
+    EXPECT_NEAR(finish.seconds(), expected_s, 2e-9) << queue;
+  }
+}
+
 // The ACKs' way back waits in the receiver's uplink. Node 1's uplink (1 MB/s
 // on the wire) carries a 10 MB flow to node 2 over 50 ms (persistent
 // connections, bbr): past startup it keeps twice its pipe in flight, so one
