@@ -7,6 +7,12 @@
 //                          (the solver before they were left out), side by side
 //   flow_change_us_groups  the same when flows form disjoint groups of 20, at
 //                          two total flow counts (it must not grow with them)
+//   flow_change_us_geo_200_<model>  one flow change on the geo topology with
+//                          200 concurrent flows under maxmin, slowstart and
+//                          slowstart with queues (bbr, cubic), side by side,
+//                          the rounds of slowstart's flows between changes
+//                          included; events_per_change_: the simulator
+//                          events each costs
 #include <fmt/format.h>
 
 #include <chrono>
@@ -39,25 +45,27 @@ static double events_per_second(int pending, uint64_t total) {
 // short flows: each costs one change at its start and one at its end.
 static double change_cost_us(const Topology& topo, int background, int probes,
                              const std::function<std::pair<NodeId, NodeId>(int)>& pair_of,
-                             double* flows_per_change = nullptr, bool skip_loose = true) {
+                             double* flows_per_change = nullptr, bool skip_loose = true, const FlowModel& model = {},
+                             Time step = seconds(60), double* events_per_change = nullptr) {
   Simulator sim;
-  Network net(sim, topo);
+  Network net(sim, topo, model);
   net.set_skip_loose(skip_loose);
   for (int k = 0; k < background; ++k) {
     auto [s, d] = pair_of(k);
     net.start_flow(s, d, bytes(int64_t(1) << 50), {});
   }
   sim.run(seconds(5));  // past every latency: all draining
-  const uint64_t changes_before = net.changes(), resolved_before = net.flows_resolved();
+  const uint64_t changes_before = net.changes(), resolved_before = net.flows_resolved(), events_before = sim.executed();
   auto t = Clock::now();
   for (int k = 0; k < probes; ++k) {
     auto [s, d] = pair_of(k * 7919 % background);
     net.start_flow(s, d, bytes(1000), {});
-    sim.run(sim.now() + seconds(60));  // the probe activates and finishes
+    sim.run(sim.now() + step);  // the probe activates and finishes
   }
   double wall = since(t);
   const double changes = static_cast<double>(net.changes() - changes_before);
   if (flows_per_change) *flows_per_change = static_cast<double>(net.flows_resolved() - resolved_before) / changes;
+  if (events_per_change) *events_per_change = static_cast<double>(sim.executed() - events_before) / changes;
   return wall / changes * 1e6;
 }
 
@@ -80,6 +88,35 @@ int main() {
   out["flows_resolved_per_change_geo"] = resolved;
   out["flow_change_us_geo_all_resources"] = change_cost_us(
       geo, 10000, 200, [&](int k) { return pairs[k]; }, nullptr, false);
+
+  // The flow models side by side: 200 flows, probes 2 s apart (slowstart's
+  // rounds go on between them: a change's cost includes them).
+  for (auto [name, model] :
+       std::vector<std::pair<std::string, FlowModel>>{{"maxmin", FlowModel{}},
+                                                      {"slowstart",
+                                                       [] {
+                                                         FlowModel m;
+                                                         m.slow_start = true;
+                                                         return m;
+                                                       }()},
+                                                      {"bbr",
+                                                       [] {
+                                                         FlowModel m;
+                                                         m.slow_start = true;
+                                                         m.congestion = FlowModel::Congestion::kBbr;
+                                                         return m;
+                                                       }()},
+                                                      {"cubic", [] {
+                                                         FlowModel m;
+                                                         m.slow_start = true;
+                                                         m.congestion = FlowModel::Congestion::kCubic;
+                                                         return m;
+                                                       }()}}) {
+    double events = 0;
+    out["flow_change_us_geo_200_" + name] = change_cost_us(
+        geo, 200, 50, [&](int k) { return pairs[k]; }, nullptr, true, model, seconds(2), &events);
+    out["events_per_change_geo_200_" + name] = events;
+  }
 
   // Disjoint groups: node pairs joined by their own link, 20 flows per pair.
   for (int groups : {50, 500}) {

@@ -351,6 +351,7 @@ Time Network::round_trip(const Flow& f, int64_t now, uint32_t own) const {
 // behind the rest); at most the drop-tail queue.
 double Network::queue_bytes(int r, int64_t now, uint32_t own) const {
   const Resource& res = resources_[r];
+  if (res.fixing == 0) return 0;  // no flow's rate is fixed here (a loose link, say): nothing waits
   const bool bbr = model_.congestion == FlowModel::Congestion::kBbr;
   double queue = 0;
   for (uint32_t s : res.flows) {
@@ -366,6 +367,16 @@ double Network::queue_bytes(int r, int64_t now, uint32_t own) const {
     queue += q;
   }
   return std::min(queue / capacity_factor_, model_.queue_packets * model_.packet_bytes);
+}
+
+// Notes the resource that fixed flow s's rate (-1: none), keeping each
+// resource's count of the flows it fixes.
+void Network::place(uint32_t s, int r) {
+  Flow& f = flows_[s];
+  if (f.at == r) return;
+  if (f.at >= 0) --resources_[f.at].fixing;
+  if (r >= 0) ++resources_[r].fixing;
+  f.at = r;
 }
 
 // slowstart: the window of the round is sent; the flow waits, at rate 0,
@@ -451,6 +462,18 @@ void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
     f.window = std::min(f.window, model_.max_window_bytes);
     f.window_left = f.window;
     start_round(slot, id);
+  }
+  if (!f.paused) {  // it sent at its share all round and goes on at it: no rate moves, only its next stop
+    const double until = f.slow_start ? std::min(f.remaining, f.window_left) : f.remaining;
+    const double left_ns = f.rate > 0 ? until * 1e9 / f.rate : 0;
+    if (f.rate > 0 && left_ns <= kMaxVirtualSeconds * 1e9) {
+      set_finish(slot, now + std::llround(left_ns));
+    } else {
+      f.finish = -1;
+      ++f.version;
+    }
+    reschedule();
+    return;
   }
   f.paused = false;
   f.rate = -1;  // forces fix() to give it a finish time again
@@ -613,7 +636,7 @@ void Network::fill(int64_t now) {
       const uint32_t s = static_cast<uint32_t>(-(r + 1));
       if (!flows_[s].fixed) {
         fix(s, flows_[s].paused ? 0.0 : flows_[s].bound, now);
-        flows_[s].at = -1;
+        place(s, -1);
       }
       continue;
     }
@@ -629,7 +652,7 @@ void Network::fill(int64_t now) {
     for (uint32_t s : res.flows)
       if (!flows_[s].fixed) {
         fix(s, flows_[s].weight * level, now);
-        flows_[s].at = r;
+        place(s, r);
       }
   }
 }
@@ -726,6 +749,7 @@ std::vector<std::pair<FlowRecord, Network::FlowDone>> Network::cancel_flows(
     Flow& f = flows_[s];
     if (f.draining) {
       count_bottleneck(s, 0);
+      place(s, -1);
       for (int r : f.route->resources) {
         auto& list = resources_[r].flows;
         list.erase(std::find(list.begin(), list.end(), s));
@@ -785,6 +809,7 @@ void Network::on_completion_event() {
     f.draining = false;
     cold_[e.slot].record.finish = sim_.now();
     count_bottleneck(e.slot, 0);
+    place(e.slot, -1);
     for (int r : f.route->resources) {
       auto& list = resources_[r].flows;
       list.erase(std::find(list.begin(), list.end(), e.slot));

@@ -157,6 +157,7 @@ class Network : public Transport {
     std::vector<uint32_t> flows;   // draining flows on it
     int64_t bottlenecks_kbps = 0;  // sum of their bottlenecks, kB/s (exact: integers)
     bool split = false;            // has just become loose: its group is followed through it once more
+    int fixing = 0;                // flows whose rate it fixed in their last filling (Flow::at)
     // scratch for progressive filling
     double remaining = 0;
     double weight = 0;  // of its unfixed flows
@@ -202,6 +203,7 @@ class Network : public Transport {
   double queue_delay_s(const int* route, int length, bool back, int64_t now, uint32_t own = UINT32_MAX) const;
   Time round_trip(const Flow& f, int64_t now, uint32_t own) const;
   void start_round(uint32_t slot, FlowId id);
+  void place(uint32_t s, int r);  // Flow::at and Resource::fixing
   void end_round_queued(uint32_t slot, FlowId id,
                         int64_t now);           // slowstart: schedules the end of a round beginning now
   size_t edge(Vertex a, Vertex b) const;        // the link a-b's number; invalid_argument if none
