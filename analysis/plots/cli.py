@@ -96,7 +96,9 @@ def network_assumed(scenario):
     net = scenario.get("network", {}) if isinstance(scenario.get("network"), dict) else {}
     model = net.get("model", "maxmin")
     if model == "slowstart":
-        return f"slowstart: {net.get('slowstart', {}).get('connections', 'fresh')} connections"
+        ss = net.get("slowstart", {})
+        queues = f", {ss['congestion']} queues" if ss.get("congestion", "none") != "none" else ""
+        return f"slowstart: {ss.get('connections', 'fresh')} connections{queues}"
     return {"maxmin": "maxmin: warm connections", "tcp": "tcp (SimGrid LV08)"}.get(model, model)
 
 

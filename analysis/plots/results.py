@@ -329,10 +329,14 @@ def refuse_to_pool(first, other, ignore_network_model=False):
 
 
 def run_kind(summary, scenario):
-    """"real" for a result of `run --real`, else "sim <flow model>"."""
+    """"real" for a result of `run --real`, else "sim <flow model>" (slowstart
+    told a congestion control: "sim slowstart+<it>", a model of its own)."""
     if summary.get("real"):
         return "real"
-    return "sim " + scenario.get("network", {}).get("model", "maxmin")
+    net = scenario.get("network", {})
+    model = net.get("model", "maxmin")
+    congestion = (net.get("slowstart") or {}).get("congestion", "none") if model == "slowstart" else "none"
+    return "sim " + model + ("" if congestion == "none" else "+" + congestion)
 
 
 def refuse_invalid_real(folder, summary):
