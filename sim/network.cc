@@ -411,15 +411,22 @@ void Network::end_round(uint32_t slot, FlowId id) {
     return;
   }
   f.paused = false;
+  next_window(slot, id);
+  f.rate = -1;  // forces fix() to give it a finish time again
+  std::vector<int> seeds(f.resources(), f.resources() + f.length);
+  resolve(seeds);
+}
+
+// slowstart: the next round's window is twice this one's; a flow that
+// reaches the largest window leaves slow start, any other starts its round.
+void Network::next_window(uint32_t slot, FlowId id) {
+  Flow& f = flows_[slot];
   f.window = std::min(2 * f.window, model_.max_window_bytes);
   f.window_left = f.window;
   if (f.window >= model_.max_window_bytes)
     f.slow_start = false;
   else
     start_round(slot, id);
-  f.rate = -1;  // forces fix() to give it a finish time again
-  std::vector<int> seeds(f.resources(), f.resources() + f.length);
-  resolve(seeds);
 }
 
 // slowstart with queues: the end of a round (sim/flow_model.h). bbr leaves
@@ -435,16 +442,10 @@ void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
   const double full = model_.queue_packets * model_.packet_bytes;
   const double segment = model_.packet_bytes * capacity_factor_;
   if (!loss_based) {  // bbr: startup ends once the pipe is full for a whole round
-    if (!f.paused) {
+    if (!f.paused)
       f.slow_start = false;
-    } else {
-      f.window = std::min(2 * f.window, model_.max_window_bytes);
-      f.window_left = f.window;
-      if (f.window >= model_.max_window_bytes)
-        f.slow_start = false;
-      else
-        start_round(slot, id);
-    }
+    else
+      next_window(slot, id);
   } else {
     // A loss: a queue on its route is full (what the flow holds beyond its
     // pipe there included: the pipe and the queue together overflowed).

@@ -196,16 +196,19 @@ class Network : public Transport {
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
-  // queues: a resource's standing queue at `now` (wire bytes), the delay
-  // the queues of a route add now, a flow's round trip now, and the queues'
-  // new course after a filling (their targets and speeds, from its rates).
+  // queues: what waits in resource r's queue at `now` (wire bytes), the
+  // delay the queues of a route (or, `back`, of its ACKs' way) add now, and
+  // a flow's round trip now; `own`'s unsent window is left out (it is not
+  // behind itself).
   double queue_bytes(int r, int64_t now, uint32_t own = UINT32_MAX) const;
   double queue_delay_s(const int* route, int length, bool back, int64_t now, uint32_t own = UINT32_MAX) const;
   Time round_trip(const Flow& f, int64_t now, uint32_t own) const;
+  // slowstart: schedules the end of a round beginning now; with queues, a
+  // round's end; the next round's window, twice this one's.
   void start_round(uint32_t slot, FlowId id);
-  void place(uint32_t s, int r);  // Flow::at and Resource::fixing
-  void end_round_queued(uint32_t slot, FlowId id,
-                        int64_t now);           // slowstart: schedules the end of a round beginning now
+  void end_round_queued(uint32_t slot, FlowId id, int64_t now);
+  void next_window(uint32_t slot, FlowId id);
+  void place(uint32_t s, int r);                // Flow::at and Resource::fixing
   size_t edge(Vertex a, Vertex b) const;        // the link a-b's number; invalid_argument if none
   int link_resource(Vertex a, Vertex b) const;  // its first direction's resource (the other is next)
   void weigh(Flow& f) const;                    // tcp: weight and bound from its route
