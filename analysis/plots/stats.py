@@ -97,7 +97,11 @@ def signflip_p(differences):
     assignments whose |sum| is at least the observed |sum| (Fisher's
     randomization test for paired data). Zeros (ties) are kept: they change
     no sum, so they only lower the smallest reachable p less than dropping
-    them would suggest. Exact by enumeration up to 20 differences."""
+    them would suggest. Exact by enumeration up to 20 differences; from 13
+    on the 2^n sums are counted as pairs of sums of the two halves (sorted,
+    2^(n/2) each), which counts the same assignments in a thousandth of the
+    time, so that an interval of 20 seeds (a hundred tests) takes
+    milliseconds, not minutes."""
     d = np.asarray(differences, dtype=float)
     n = len(d)
     if n == 0:
@@ -105,11 +109,27 @@ def signflip_p(differences):
     if n > 20:
         raise ValueError("signflip_p enumerates 2^n assignments: at most 20 differences")
     observed = abs(d.sum())
-    signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1
-    sums = np.abs(signs @ d)
     # A tolerance for the sums' rounding: an assignment equal to the
     # observed one in exact arithmetic counts as at least as extreme.
-    return float(np.mean(sums >= observed - 1e-9 * max(1.0, observed)))
+    threshold = observed - 1e-9 * max(1.0, observed)
+    if n <= 12:
+        return float(np.mean(np.abs(signed_sums(d)) >= threshold))
+    if threshold <= 0:
+        return 1.0
+    # |a + b| >= threshold > 0: a + b >= threshold or a + b <= -threshold,
+    # never both; for each sum a of the first half, count the b of the
+    # second half on either side.
+    a = signed_sums(d[: n // 2])
+    b = np.sort(signed_sums(d[n // 2:]))
+    above = len(b) - np.searchsorted(b, threshold - a, side="left")
+    below = np.searchsorted(b, -threshold - a, side="right")
+    return float((above.sum() + below.sum()) / 2 ** n)
+
+
+def signed_sums(d):
+    """The sums of d under each of its 2^len(d) sign assignments."""
+    signs = ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d))) & 1) * 2 - 1
+    return signs @ d
 
 
 def smallest_p(differences):

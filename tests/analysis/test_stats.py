@@ -64,6 +64,18 @@ class SignFlip(unittest.TestCase):
             # both equal |sum| >= |observed| counting.
             self.assertAlmostEqual(ours, theirs, places=12, msg=f"n={n}")
 
+    def test_the_halves_count_what_the_enumeration_counts(self):
+        # 13 to 20 differences are counted in two halves: the same p as
+        # enumerating all 2^n sign assignments, ties and zeros included.
+        rng = np.random.default_rng(7)
+        for n in (13, 16, 20):
+            for d in (rng.normal(0.1, 1, n), np.round(rng.normal(0, 1, n), 1),
+                      np.concatenate([np.zeros(3), rng.normal(0.5, 1, n - 3)]), np.full(n, 0.25)):
+                whole = float(np.mean(np.abs(stats.signed_sums(d)) >= abs(d.sum()) - 1e-9 * max(1.0, abs(d.sum()))))
+                self.assertEqual(stats.signflip_p(d), whole, (n, list(d)))
+        self.assertEqual(stats.signflip_p(np.zeros(16)), 1.0)
+        self.assertAlmostEqual(stats.signflip_p(np.linspace(0.1, 1, 20)), 2 / 2 ** 20)
+
     def test_interval_inverts_the_test(self):
         d = [0.1, 0.25, 0.05, 0.3, 0.2, 0.15, 0.4]
         low, high = stats.signflip_interval(d)
