@@ -40,10 +40,11 @@ enum class PushQueue { kOne, kBlocking, kUnbounded };
 enum class Bipartition { kMaxCut, kRegions };
 
 // gossip-scheduled's knobs (docs/methods.md).
-enum class Selection { kMinFinish, kRandomEnabled, kWeighted };  // "min-finish" | "random-enabled" | "weighted"
-enum class Info { kOracle, kGossiped };                          // "oracle" | "gossiped"
-enum class Reservation { kDirection, kNode };                    // "direction" | "node"
-enum class Exchange { kPush, kPushPull };                        // "push" | "push-pull"
+// "min-finish" | "random-enabled" | "weighted" | "mix"
+enum class Selection { kMinFinish, kRandomEnabled, kWeighted, kMix };
+enum class Info { kOracle, kGossiped };        // "oracle" | "gossiped"
+enum class Reservation { kDirection, kNode };  // "direction" | "node"
+enum class Exchange { kPush, kPushPull };      // "push" | "push-pull"
 
 struct MethodOptions {
   const MethodType* type = nullptr;  // its registry row; never null once read
@@ -65,6 +66,15 @@ struct MethodOptions {
   Reservation reservation = Reservation::kDirection;
   Exchange exchange = Exchange::kPush;
   double ewma = 0.5;  // weight of a new observation in est(i, j), (0, 1]
+  // selection mix: the cheap set is the peers whose transfer would end
+  // within (1 + slack) times the soonest one's duration, [0, 1e6]
+  double slack = 1.0;
+  // Interventions on the candidates, before any selection: never the peers
+  // of the node's last `rotate` sends, [0, 1e6]; and when fewer than
+  // `cross_region_floor` of its sends so far (this one counted) left its
+  // region, only peers in other regions, [0, 1]. Neither ever leaves none.
+  int rotate = 0;
+  double cross_region_floor = 0;
 };
 
 }  // namespace gossipsim

@@ -545,6 +545,131 @@ TEST(GossipScheduled, LinkFreePlansTheMomentItsTransferEnds) {
   fs::remove(line);
 }
 
+// The peers node `src` sent to, in the order of its transfers.
+std::vector<NodeId> receivers_of(const MethodRun& r, NodeId src) {
+  std::vector<NodeId> out;
+  for (const auto& t : r.recorder.transfers)
+    if (t.src == src) out.push_back(t.dst);
+  return out;
+}
+
+TEST(GossipScheduled, MixAndRotateFollowTheHandComputationOnAStar) {
+  // A star: hub a, leaves b, c, d at 10, 15 and 100 ms; 1 MB over 8 Mbit/s
+  // links takes 1.01, 1.015 and 1.1 s. The leaves send only to the hub (its
+  // receiving side), so every plan of the hub finds b, c and d free and
+  // f_j - now = est(a, j) = those times (observed = nominal, alone on each
+  // link). min-finish: always b. mix, slack 0.05: the cheap set is b, c
+  // (1.015 <= 1.05 x 1.01 = 1.0605 < 1.1), least recently planned first,
+  // never-planned in finish order: b, c, b, c. slack 0.1 (1.111 >= 1.1) and
+  // slack 1e6: all three in turn. rotate 1: b, then the best but b: c, then
+  // the best but c: b. rotate 2: b, c, d. rotate 5, more than the peers:
+  // every peer is out, so the least recently planned stays: b, c, d again.
+  const fs::path star = fs::temp_directory_path() / ("gossipsim-star-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(star) << R"({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+    "links": [{"a": "a", "b": "b", "bandwidth_mbps": 8, "latency_ms": 10},
+              {"a": "a", "b": "c", "bandwidth_mbps": 8, "latency_ms": 15},
+              {"a": "a", "b": "d", "bandwidth_mbps": 8, "latency_ms": 100}]})";
+  const std::vector<NodeId> b_only = {1, 1, 1, 1, 1, 1}, b_c = {1, 2, 1, 2, 1, 2}, b_c_d = {1, 2, 3, 1, 2, 3};
+  for (const auto& [options, expected] :
+       std::vector<std::pair<nlohmann::json, std::vector<NodeId>>>{{nlohmann::json::object(), b_only},
+                                                                   {{{"selection", "mix"}, {"slack", 0.05}}, b_c},
+                                                                   {{{"selection", "mix"}, {"slack", 0.1}}, b_c_d},
+                                                                   {{{"selection", "mix"}, {"slack", 1e6}}, b_c_d},
+                                                                   {{{"rotate", 1}}, b_c},
+                                                                   {{{"rotate", 2}}, b_c_d},
+                                                                   {{{"rotate", 5}}, b_c_d}}) {
+    nlohmann::json m = {{"name", "gossip-scheduled"}};
+    m.update(options);
+    nlohmann::json j = test::hand_scenario("complete", 4, m, 8);
+    j["topology"] = {{"generator", "file"}, {"path", star.string()}};
+    MethodRun r = hand_run(j);
+    std::vector<NodeId> sent = receivers_of(r, 0);
+    ASSERT_GE(sent.size(), expected.size()) << m.dump();
+    sent.resize(expected.size());
+    EXPECT_EQ(sent, expected) << m.dump();
+    const std::vector<int64_t> latency_ms = {0, 10, 15, 100};
+    for (const auto& t : r.recorder.transfers)
+      if (t.finished && t.src == 0) EXPECT_EQ((t.finish - t.start).ns() / 1'000'000, 1000 + latency_ms[t.dst]);
+  }
+  fs::remove(star);
+}
+
+TEST(GossipScheduled, RotateAndAWideMixNeverRepeatAPeerWithinTheirWindow) {
+  // Six nodes, a complete graph: five peers each. rotate k: no k + 1
+  // consecutive sends of a node repeat a peer; mix with an unbounded slack
+  // sends round the five. min-finish does repeat (the test has teeth).
+  auto repeats_within = [](const std::vector<NodeId>& sent, size_t window) {
+    int repeats = 0;
+    for (size_t k = 0; k < sent.size(); ++k)
+      for (size_t l = k + 1; l < std::min(sent.size(), k + window); ++l) repeats += sent[k] == sent[l];
+    return repeats;
+  };
+  for (const auto& [entry, window] : std::vector<std::pair<std::string, size_t>>{
+           {R"({"name":"gossip-scheduled","rotate":3})", 4},
+           {R"({"name":"gossip-scheduled","rotate":1,"selection":"weighted"})", 2},
+           {R"({"name":"gossip-scheduled","selection":"mix","slack":1e6})", 5}}) {
+    MethodRun r = run(wan(entry), 400'000, false);
+    for (NodeId n = 0; n < 6; ++n) {
+      const std::vector<NodeId> sent = receivers_of(r, n);
+      EXPECT_GT(sent.size(), 10u) << entry;
+      EXPECT_EQ(repeats_within(sent, window), 0) << entry << " node " << n;
+    }
+  }
+  MethodRun plain = run(wan(R"("gossip-scheduled")"), 400'000, false);
+  int repeats = 0;
+  for (NodeId n = 0; n < 6; ++n) repeats += repeats_within(receivers_of(plain, n), 4);
+  EXPECT_GT(repeats, 10);
+}
+
+TEST(GossipScheduled, MixWithNoSlackIsMinFinish) {
+  // With no slack the cheap set is min-finish's ties, so on a network
+  // without ties every choice, and so every transfer, is the same.
+  const MethodRun a = run(wan(R"("gossip-scheduled")"), 400'000, false);
+  const MethodRun b = run(wan(R"({"name":"gossip-scheduled","selection":"mix","slack":0})"), 400'000, false);
+  EXPECT_GT(a.recorder.transfers.size(), 100u);
+  EXPECT_EQ(starts(a), starts(b));
+  // A slack makes a difference on the same network.
+  EXPECT_NE(starts(a), starts(run(wan(R"({"name":"gossip-scheduled","selection":"mix"})"), 400'000, false)));
+}
+
+TEST(GossipScheduled, ACrossRegionFloorHoldsOnEveryPrefixOfANodesSends) {
+  // Two regions of 4 behind two routers joined by a thin link: min-finish
+  // keeps within its region. With cross_region_floor p every node's first n
+  // sends hold at least p n that cross, for every n.
+  const fs::path file = fs::temp_directory_path() / ("gossipsim-floor-" + std::to_string(::getpid()) + ".json");
+  nlohmann::json t = {{"nodes", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
+  for (int n = 0; n < 8; ++n) {
+    t["nodes"].push_back({{"name", fmt::format("n{}", n)}, {"region", n < 4 ? "A" : "B"}});
+    t["links"].push_back({{"a", fmt::format("n{}", n)}, {"b", n < 4 ? "rA" : "rB"}, {"bandwidth_mbps", 100}});
+  }
+  t["nodes"].push_back({{"name", "rA"}, {"router", true}});
+  t["nodes"].push_back({{"name", "rB"}, {"router", true}});
+  t["links"].push_back({{"a", "rA"}, {"b", "rB"}, {"bandwidth_mbps", 2}, {"latency_ms", 50}});
+  std::ofstream(file) << t.dump();
+  auto prefixes_below = [&](const nlohmann::json& method, double floor) {
+    nlohmann::json j = wan("\"gossip-scheduled\"");
+    j["topology"] = {{"generator", "file"}, {"path", file.string()}};
+    j["methods"][0] = method;
+    MethodRun r = run(j, 100'000, false);
+    int below = 0;
+    for (NodeId n = 0; n < 8; ++n) {
+      const std::vector<NodeId> sent = receivers_of(r, n);
+      EXPECT_GT(sent.size(), 5u) << method.dump();
+      int crossing = 0;
+      for (size_t k = 0; k < sent.size(); ++k) {
+        crossing += (sent[k] < 4) != (n < 4);
+        below += crossing < floor * static_cast<double>(k + 1);
+      }
+    }
+    return below;
+  };
+  EXPECT_GT(prefixes_below({{"name", "gossip-scheduled"}}, 0.25), 8);
+  EXPECT_EQ(prefixes_below({{"name", "gossip-scheduled"}, {"cross_region_floor", 0.25}}, 0.25), 0);
+  EXPECT_EQ(prefixes_below({{"name", "gossip-scheduled"}, {"cross_region_floor", 1}}, 1), 0);
+  EXPECT_EQ(prefixes_below({{"name", "gossip-scheduled"}, {"cross_region_floor", 0.5}, {"rotate", 2}}, 0.5), 0);
+  fs::remove(file);
+}
+
 TEST(SendRule, OnlyTheOverlappingGossipsTakeReady) {
   nlohmann::json j = test::hand_scenario("complete", 2, {{"name", "gossip"}, {"ready", "link-free"}}, 1);
   std::string refused = test::refusal(j);

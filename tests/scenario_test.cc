@@ -147,6 +147,25 @@ std::vector<Bad> bad_cases() {
       {"/colour", "blue", "test.json: /colour: unknown key"},
       {"/methods/1/selection", "fastest", "/methods/1/selection: expected one of min-finish"},
       {"/methods/1/ewma", 0, "/methods/1/ewma: expected a number in (0, 1]"},
+      // gossip-scheduled's mix selection and interventions: wrong type, 0,
+      // negative, tiny, huge, and an option where it does not belong.
+      {"/methods/1",
+       {{"name", "gossip-scheduled"}, {"selection", "mix"}, {"slack", -1}},
+       "/methods/1/slack: expected a number in [0, 1e6]"},
+      {"/methods/1",
+       {{"name", "gossip-scheduled"}, {"selection", "mix"}, {"slack", 1e300}},
+       "/methods/1/slack: expected a number in [0, 1e6]"},
+      {"/methods/1",
+       {{"name", "gossip-scheduled"}, {"selection", "mix"}, {"slack", "wide"}},
+       "/methods/1/slack: expected a number"},
+      {"/methods/1/rotate", -1, "/methods/1/rotate: expected an integer in [0, 1000000]"},
+      {"/methods/1/rotate", 1.5, "/methods/1/rotate: expected an integer"},
+      {"/methods/1/rotate", 1e-9, "/methods/1/rotate: expected an integer"},
+      {"/methods/1/rotate", 1e300, "/methods/1/rotate: expected an integer"},
+      {"/methods/1/rotate", true, "/methods/1/rotate: expected an integer"},
+      {"/methods/1/cross_region_floor", -0.1, "/methods/1/cross_region_floor: expected a number in [0, 1]"},
+      {"/methods/1/cross_region_floor", 1.5, "/methods/1/cross_region_floor: expected a number in [0, 1]"},
+      {"/methods/1/cross_region_floor", "half", "/methods/1/cross_region_floor: expected a number"},
       {"/name", "../up", "test.json: /name: expected a name usable as a folder name"},
       {"/name", "a/b", "test.json: /name: expected a name usable as a folder name"},
       {"/name", "..", "test.json: /name: expected a name usable as a folder name"},
@@ -315,7 +334,14 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
            {{{"name", "dpsgd"}, {"merge", "gosgd"}}, "/methods/1/merge: unknown key"},
            {{{"name", "allreduce"}, {"merge", "gosgd"}}, "/methods/1/merge: unknown key"},
            {{{"name", "single"}, {"merge", "average"}}, "/methods/1/merge: unknown key"},
-           {{{"name", "gossip"}, {"tau", 2}}, "/methods/1/tau: unknown key"}}) {
+           {{{"name", "gossip"}, {"tau", 2}}, "/methods/1/tau: unknown key"},
+           {{{"name", "gossip-overlap"}, {"rotate", 2}}, "/methods/1/rotate: unknown key"},
+           {{{"name", "gossip-overlap"}, {"cross_region_floor", 0.5}}, "/methods/1/cross_region_floor: unknown key"},
+           // slack belongs to one selection of gossip-scheduled.
+           {{{"name", "gossip-scheduled"}, {"slack", 0.5}},
+            "/methods/1/slack: expected no slack unless selection is mix"},
+           {{{"name", "gossip-scheduled"}, {"selection", "weighted"}, {"slack", 0}},
+            "/methods/1/slack: expected no slack unless selection is mix"}}) {
     nlohmann::json j = base();
     j["methods"][1] = method;
     EXPECT_NE(error_of(j).find(message), std::string::npos) << method.dump() << " gave: " << error_of(j);

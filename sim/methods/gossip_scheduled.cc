@@ -29,6 +29,7 @@
 // does not enter est(i, j).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "sim/methods/method.h"
@@ -115,7 +116,13 @@ class GossipScheduled : public NodeLoops {
         board_(c, opt_.info == Info::kGossiped),
         node_mode_(opt_.reservation == Reservation::kNode),
         push_pull_(opt_.exchange == Exchange::kPushPull),
-        nodes_(c.size()) {
+        nodes_(c.size()),
+        region_(c.size()) {
+    // Regions by name; nodes without one form one region.
+    const Topology& t = c.ctx().scenario.topology;
+    std::map<std::string, int> ids;
+    for (NodeId n = 0; n < c.size(); ++n)
+      region_[n] = ids.emplace(t.graph[t.nodes[n]].region, static_cast<int>(ids.size())).first->second;
     const Bytes size = c.ctx().learner.model_bytes();
     for (NodeId i = 0; i < c.size(); ++i)
       for (NodeId j : c.peers(i)) nodes_[i].est[j] = c.ctx().net.nominal_time(i, j, size);
@@ -136,6 +143,10 @@ class GossipScheduled : public NodeLoops {
     std::optional<uint64_t> plan;  // its transfer planned or in flight
     int64_t last_send = 0;
     std::vector<std::function<void()>> waiting;  // transfers waiting for this node to be free
+    // Its plans so far: how many, how many left its region, and the
+    // number of the latest to each peer (the first plan is number 1).
+    int64_t plans = 0, crossing = 0;
+    std::map<NodeId, int64_t> planned_to;
   };
 
   void compute(NodeId i) override {
@@ -167,10 +178,42 @@ class GossipScheduled : public NodeLoops {
       options.push_back(std::move(p));
     }
     if (options.empty()) return;
-    Plan chosen = select(i, options);
+    Plan chosen = select(i, admissible(i, std::move(options)));
+    Node& n = nodes_[i];
+    n.planned_to[chosen.peer] = ++n.plans;
+    n.crossing += region_[chosen.peer] != region_[i];
     for (auto [k, s] : chosen.sides) board_.reserve(i, k, s, chosen.finish);
     nodes_[i].plan = next_plan_++;
     c_.ctx().sim.schedule_at(chosen.start, [this, i, chosen] { begin(i, chosen); });
+  }
+
+  // The interventions (rotate, cross_region_floor): each narrows the
+  // candidates, and neither ever leaves none.
+  std::vector<Plan> admissible(NodeId i, std::vector<Plan> options) const {
+    const Node& n = nodes_[i];
+    auto keep = [&options](auto&& pred) {
+      std::vector<Plan> kept;
+      for (const Plan& p : options)
+        if (pred(p)) kept.push_back(p);
+      if (!kept.empty()) options = std::move(kept);
+    };
+    if (n.crossing < opt_.cross_region_floor * static_cast<double>(n.plans + 1))
+      keep([&](const Plan& p) { return region_[p.peer] != region_[i]; });
+    if (opt_.rotate > 0) {
+      // Peers of its last `rotate` plans are out; if that is every
+      // candidate, the one it planned to least recently stays.
+      int64_t oldest = std::numeric_limits<int64_t>::max();
+      for (const Plan& p : options) oldest = std::min(oldest, planned_to(i, p.peer));
+      const int64_t last_in = std::max(oldest, std::max<int64_t>(0, n.plans - opt_.rotate));
+      keep([&](const Plan& p) { return planned_to(i, p.peer) <= last_in; });
+    }
+    return options;
+  }
+
+  // The number of i's latest plan to j; 0 if none.
+  int64_t planned_to(NodeId i, NodeId j) const {
+    auto it = nodes_[i].planned_to.find(j);
+    return it == nodes_[i].planned_to.end() ? 0 : it->second;
   }
 
   Plan select(NodeId i, const std::vector<Plan>& options) {
@@ -200,6 +243,22 @@ class GossipScheduled : public NodeLoops {
       for (size_t k = 0; k < all.size(); ++k)
         if ((u -= w[k]) < 0) return *all[k];
       return *all.back();
+    }
+    if (opt_.selection == Selection::kMix) {
+      // The cheap set, and in it the peer planned to least recently
+      // (never: first); then the sooner finish, then a uniform draw.
+      Time best = Time::max();
+      for (const Plan* p : all) best = std::min(best, p->finish);
+      const double bound = (1 + opt_.slack) * static_cast<double>((best - now).ns());
+      std::vector<const Plan*> cheap;
+      for (const Plan* p : all)
+        if (static_cast<double>((p->finish - now).ns()) <= bound) cheap.push_back(p);
+      int64_t oldest = std::numeric_limits<int64_t>::max();
+      for (const Plan* p : cheap) oldest = std::min(oldest, planned_to(i, p->peer));
+      std::vector<const Plan*> stale;
+      for (const Plan* p : cheap)
+        if (planned_to(i, p->peer) == oldest) stale.push_back(p);
+      return min_finish(stale);
     }
     return min_finish(all);
   }
@@ -276,6 +335,7 @@ class GossipScheduled : public NodeLoops {
   InfoBoard board_;
   bool node_mode_, push_pull_;
   std::vector<Node> nodes_;
+  std::vector<int> region_;  // by node
   uint64_t next_plan_ = 0;
   std::vector<NodeId> plan_after_settling_;
 };
@@ -291,7 +351,8 @@ MethodType gossip_scheduled_type() {
   t.read_options = [](const JsonReader& r, MethodOptions& m) {
     m.selection = r.choice("selection", EnumNames<Selection>{{"min-finish", Selection::kMinFinish},
                                                              {"random-enabled", Selection::kRandomEnabled},
-                                                             {"weighted", Selection::kWeighted}});
+                                                             {"weighted", Selection::kWeighted},
+                                                             {"mix", Selection::kMix}});
     m.info = r.choice("info", EnumNames<Info>{{"oracle", Info::kOracle}, {"gossiped", Info::kGossiped}});
     m.reservation = r.choice(
         "reservation", EnumNames<Reservation>{{"direction", Reservation::kDirection}, {"node", Reservation::kNode}});
@@ -299,6 +360,16 @@ MethodType gossip_scheduled_type() {
         r.choice("exchange", EnumNames<Exchange>{{"push", Exchange::kPush}, {"push-pull", Exchange::kPushPull}});
     m.ewma = r.number("ewma", m.ewma);
     r.require(m.ewma > 0 && m.ewma <= 1, "ewma", "a number in (0, 1]");
+    if (r.has("slack")) {
+      r.require(m.selection == Selection::kMix, "slack", "no slack unless selection is mix");
+      m.slack = r.number("slack");
+      r.require(m.slack >= 0 && m.slack <= 1e6, "slack", "a number in [0, 1e6]");
+    }
+    const int64_t rotate = r.integer("rotate", 0);
+    r.require(rotate >= 0 && rotate <= 1000000, "rotate", "an integer in [0, 1000000]");
+    m.rotate = static_cast<int>(rotate);
+    m.cross_region_floor = r.number("cross_region_floor", 0);
+    r.require(m.cross_region_floor >= 0 && m.cross_region_floor <= 1, "cross_region_floor", "a number in [0, 1]");
   };
   t.make = [](Cluster& c) { return std::make_unique<GossipScheduled>(c); };
   return t;
