@@ -75,11 +75,14 @@ TEST(Provenance, EverySummarySaysWhatMadeIt) {
 // transfers are the same under any BLAS; the curves are the same under the
 // same BLAS (library, version, kernel set, threads) and kind of CPU, and are
 // kept here per BLAS as digests of a short quickstart with real kernels, with
-// those of a kind of CPU whose curves differ under the same BLAS (LibTorch's
-// own kernels outside BLAS choose their code by CPU) under "by_cpu", keyed
-// by provenance.host.cpu. A BLAS with no digest kept is said and skipped;
-// GOSSIPSIM_UPDATE_GOLDEN=1 records it (under "by_cpu" where the generic
-// digest is another CPU's).
+// those of a kind of CPU whose curves differ under the same BLAS under
+// "by_cpu". LibTorch's own kernels outside BLAS choose their code by the
+// CPU's instruction sets, so the kind is named by what they chose, as
+// provenance.libtorch records it: ATen's cpu_capability and oneDNN's isa
+// (e.g. "AVX2 avx2"; not the CPU's name: two "AMD EPYC" machines, one with
+// AVX-512 and one without, gave different curves under the reference BLAS).
+// A BLAS with no digest kept is said and skipped; GOSSIPSIM_UPDATE_GOLDEN=1
+// records it (under "by_cpu" where the generic digest is another kind's).
 TEST(Provenance, CurvesAreTheSameUnderTheSameBlasAndEventsUnderAny) {
   const fs::path file = fs::path(GOSSIPSIM_SOURCE_DIR) / "tests/golden/kernel-digests.json";
   nlohmann::json golden = nlohmann::json::parse(read(file));
@@ -104,7 +107,9 @@ TEST(Provenance, CurvesAreTheSameUnderTheSameBlasAndEventsUnderAny) {
       all_transfers += read(out / label / "transfers.csv");
     }
     transfers[key] = all_transfers;
-    const std::string cpu = summary["provenance"]["host"].value("cpu", "");
+    const auto& torch = summary["provenance"]["libtorch"];
+    const std::string cpu = torch.value("cpu_capability", "unknown") + " " +
+                            (torch["onednn"].is_object() ? torch["onednn"].value("isa", "none") : "none");
     if (update) {
       if (!golden["digests"].contains(key) || golden["digests"][key] == produced)
         golden["digests"][key] = produced;
