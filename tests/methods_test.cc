@@ -408,15 +408,11 @@ TEST(GoSgd, NoNodeHasTwoPushesInFlightUnlessUnbounded) {
   }
 }
 
-TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
-  // Two regions of 4 (n0-n3 in A, n4-n7 in B) behind two routers: every
-  // node is every node's peer. max-cut colours n0 alone, then the local
-  // improvement flips n1, n2, n3 (each had more peers of its own colour):
-  // the colours are the regions, and every averaging crosses the cut.
-  // regions alternates within each region: n0, n2, n4, n6 active, the odd
-  // ones passive; each node has 3 peers of its colour of 7, so nothing
-  // moves: every pair is even-odd, and some stay within a region.
-  const fs::path file = fs::temp_directory_path() / ("gossipsim-regions-" + std::to_string(::getpid()) + ".json");
+// Two regions of 4 (n0-n3 in A, n4-n7 in B) behind two routers rA and rB,
+// 100 Mbit/s to each router and a thin link between them (2 Mbit/s, 50 ms):
+// a topology file written for the test, named by `name`.
+fs::path two_regions_file(const std::string& name) {
+  const fs::path file = fs::temp_directory_path() / ("gossipsim-" + name + "-" + std::to_string(::getpid()) + ".json");
   nlohmann::json t = {{"nodes", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
   for (int n = 0; n < 8; ++n) {
     t["nodes"].push_back({{"name", fmt::format("n{}", n)}, {"region", n < 4 ? "A" : "B"}});
@@ -426,6 +422,18 @@ TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
   t["nodes"].push_back({{"name", "rB"}, {"router", true}});
   t["links"].push_back({{"a", "rA"}, {"b", "rB"}, {"bandwidth_mbps", 2}, {"latency_ms", 50}});
   std::ofstream(file) << t.dump();
+  return file;
+}
+
+TEST(AdPsgd, ARegionBipartitionDoesNotFallOnTheCutBetweenRegions) {
+  // Two regions of 4 (n0-n3 in A, n4-n7 in B) behind two routers: every
+  // node is every node's peer. max-cut colours n0 alone, then the local
+  // improvement flips n1, n2, n3 (each had more peers of its own colour):
+  // the colours are the regions, and every averaging crosses the cut.
+  // regions alternates within each region: n0, n2, n4, n6 active, the odd
+  // ones passive; each node has 3 peers of its colour of 7, so nothing
+  // moves: every pair is even-odd, and some stay within a region.
+  const fs::path file = two_regions_file("regions");
   for (const char* how : {"max-cut", "regions"}) {
     nlohmann::json j = wan(R"("adpsgd")");
     j["topology"] = {{"generator", "file"}, {"path", file.string()}};
@@ -636,16 +644,7 @@ TEST(GossipScheduled, ACrossRegionFloorHoldsOnEveryPrefixOfANodesSends) {
   // Two regions of 4 behind two routers joined by a thin link: min-finish
   // keeps within its region. With cross_region_floor p every node's first n
   // sends hold at least p n that cross, for every n.
-  const fs::path file = fs::temp_directory_path() / ("gossipsim-floor-" + std::to_string(::getpid()) + ".json");
-  nlohmann::json t = {{"nodes", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
-  for (int n = 0; n < 8; ++n) {
-    t["nodes"].push_back({{"name", fmt::format("n{}", n)}, {"region", n < 4 ? "A" : "B"}});
-    t["links"].push_back({{"a", fmt::format("n{}", n)}, {"b", n < 4 ? "rA" : "rB"}, {"bandwidth_mbps", 100}});
-  }
-  t["nodes"].push_back({{"name", "rA"}, {"router", true}});
-  t["nodes"].push_back({{"name", "rB"}, {"router", true}});
-  t["links"].push_back({{"a", "rA"}, {"b", "rB"}, {"bandwidth_mbps", 2}, {"latency_ms", 50}});
-  std::ofstream(file) << t.dump();
+  const fs::path file = two_regions_file("floor");
   auto prefixes_below = [&](const nlohmann::json& method, double floor) {
     nlohmann::json j = wan("\"gossip-scheduled\"");
     j["topology"] = {{"generator", "file"}, {"path", file.string()}};
