@@ -70,8 +70,8 @@ struct MethodOptions {
   // within (1 + slack) times the soonest one's duration, [0, 1e6]
   double slack = 1.0;
   // Interventions on the candidates, before any selection: never the peers
-  // of the node's last `rotate` sends, [0, 1e6]; and when fewer than
-  // `cross_region_floor` of its sends so far (this one counted) left its
+  // of the node's last `rotate` plans, [0, 1e6]; and when fewer than
+  // `cross_region_floor` of its plans so far (this one counted) left its
   // region, only peers in other regions, [0, 1]. Neither ever leaves none.
   int rotate = 0;
   double cross_region_floor = 0;

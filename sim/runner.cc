@@ -95,18 +95,9 @@ class MethodRunner {
   void group_by_region() {
     if (trains_alone()) return;
     const Topology& t = sc_.topology;
-    std::map<std::string, int> ids;
-    for (NodeId n = 0; n < t.node_count(); ++n) {
-      const std::string& region = t.graph[t.nodes[n]].region;
-      if (region.empty()) return;
-      ids.emplace(region, 0);
-    }
-    int next = 0;
-    for (auto& [name, id] : ids) {
-      id = next++;
-      run_.recorder.group_names.push_back(name);
-    }
-    for (NodeId n = 0; n < t.node_count(); ++n) run_.recorder.node_group.push_back(ids.at(t.graph[t.nodes[n]].region));
+    for (Vertex v : t.nodes)
+      if (t.graph[v].region.empty()) return;
+    run_.recorder.node_group = region_ids(t, &run_.recorder.group_names);
     learner_.set_groups(run_.recorder.node_group);
   }
 

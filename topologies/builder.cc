@@ -502,6 +502,19 @@ Topology build_topology(const JsonReader& r, const LinkDefaults& defaults, const
   return t;
 }
 
+std::vector<int> region_ids(const Topology& t, std::vector<std::string>* names) {
+  std::map<std::string, int> ids;
+  for (Vertex v : t.nodes) ids.emplace(t.graph[v].region, 0);
+  int next = 0;
+  for (auto& [name, id] : ids) {
+    id = next++;
+    if (names) names->push_back(name);
+  }
+  std::vector<int> out;
+  for (Vertex v : t.nodes) out.push_back(ids.at(t.graph[v].region));
+  return out;
+}
+
 std::string vertex_label(const Topology& t, Vertex v) {
   if (!t.graph[v].is_node) return t.graph[v].name;
   const auto it = std::find(t.nodes.begin(), t.nodes.end(), v);

@@ -45,4 +45,9 @@ struct Topology {
 // scenarios may use to select them; the DOT shows them as labels).
 std::string vertex_label(const Topology& t, Vertex v);
 
+// Each compute node's region, as an index into the sorted region names
+// (written to `names` if given); a node without a region has the name "",
+// so such nodes form one region of their own.
+std::vector<int> region_ids(const Topology& t, std::vector<std::string>* names = nullptr);
+
 }  // namespace gossipsim

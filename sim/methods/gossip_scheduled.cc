@@ -117,12 +117,7 @@ class GossipScheduled : public NodeLoops {
         node_mode_(opt_.reservation == Reservation::kNode),
         push_pull_(opt_.exchange == Exchange::kPushPull),
         nodes_(c.size()),
-        region_(c.size()) {
-    // Regions by name; nodes without one form one region.
-    const Topology& t = c.ctx().scenario.topology;
-    std::map<std::string, int> ids;
-    for (NodeId n = 0; n < c.size(); ++n)
-      region_[n] = ids.emplace(t.graph[t.nodes[n]].region, static_cast<int>(ids.size())).first->second;
+        region_(region_ids(c.ctx().scenario.topology)) {
     const Bytes size = c.ctx().learner.model_bytes();
     for (NodeId i = 0; i < c.size(); ++i)
       for (NodeId j : c.peers(i)) nodes_[i].est[j] = c.ctx().net.nominal_time(i, j, size);
