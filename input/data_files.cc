@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -171,10 +172,13 @@ void check_against_data(const Scenario& sc, const DatasetInfo& data) {
     if (w.partition.classes_per_node > data.classes)
       throw InputError(sc.file, "/workload/partition/classes_per_node",
                        fmt::format("expected at most the {} classes of {}", data.classes, dataset_name(w.dataset)));
-    if (nodes * w.partition.classes_per_node > train)
+    const auto& region_of = w.partition.region_of;
+    const bool by_region = w.partition.by == PartitionSpec::By::kRegion;
+    const int64_t holders = by_region ? *std::max_element(region_of.begin(), region_of.end()) + 1 : nodes;
+    if (holders * w.partition.classes_per_node > train)
       throw InputError(sc.file, "/workload/partition/classes_per_node",
-                       fmt::format("expected at most one shard per training sample ({} nodes x {} shards > {} samples)",
-                                   nodes, w.partition.classes_per_node, train));
+                       fmt::format("expected at most one shard per training sample ({} {} x {} shards > {} samples)",
+                                   holders, by_region ? "regions" : "nodes", w.partition.classes_per_node, train));
   }
   if (w.partition.kind == PartitionSpec::Kind::kFile) {
     const auto& split = w.partition.nodes;

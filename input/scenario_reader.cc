@@ -149,6 +149,9 @@ OptimizerSpec parse_optimizer(const JsonReader& o) {
 PartitionSpec parse_partition(const JsonReader& p) {
   PartitionSpec part;
   part.kind = p.choice("kind", partition_names());
+  part.by = p.choice("by", partition_by_names());
+  p.require(!p.has("by") || part.kind != PartitionSpec::Kind::kFile, "by",
+            "no by with kind file (the split file names each sample's node)");
   // The file is read once the node count is known (parse_scenario).
   if (part.kind == PartitionSpec::Kind::kFile)
     part.path = named_file(p, "path", "a split file, one node id per training sample");
@@ -460,6 +463,15 @@ Scenario parse_scenario(const nlohmann::json& doc, const std::string& file) {
   if (sc.workload.partition.kind == PartitionSpec::Kind::kFile)
     sc.workload.partition.nodes =
         read_split_file(r.at("workload").at("partition"), sc.workload.partition.path, sc.topology.node_count());
+  if (sc.workload.partition.by == PartitionSpec::By::kRegion) {
+    std::vector<std::string> regions;
+    sc.workload.partition.region_of = region_ids(sc.topology, &regions);
+    r.at("workload")
+        .at("partition")
+        .require(regions.size() >= 2, "by",
+                 "a topology with 2 regions or more for by region (a geo topology, or "
+                 "a topology file whose nodes name their region); this one has one");
+  }
   if (auto o = r.child("overrides")) apply_topology_overrides(*o, sc.topology, Streams(sc.seed), sc.compute.overrides);
   const Streams streams(sc.seed);
   PointBudget budget(sc.limits.profile_points);

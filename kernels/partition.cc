@@ -13,6 +13,35 @@ Partition make_partition(const std::vector<int64_t>& labels, int classes, int no
   const int64_t n = static_cast<int64_t>(labels.size());
   if (nodes < 1 || n < nodes) throw std::invalid_argument("fewer samples than nodes");
   Partition parts(nodes);
+  if (spec.by == PartitionSpec::By::kRegion && nodes > 1 && static_cast<int>(spec.region_of.size()) == nodes) {
+    const int regions = *std::max_element(spec.region_of.begin(), spec.region_of.end()) + 1;
+    PartitionSpec per_region = spec;
+    per_region.by = PartitionSpec::By::kNode;
+    Partition shares = make_partition(labels, classes, regions, per_region, rng);
+    std::vector<std::vector<int>> members(regions);
+    for (int node = 0; node < nodes; ++node) members[spec.region_of[node]].push_back(node);
+    // A region whose draw holds fewer samples than it has nodes takes the
+    // missing ones from the first region with samples to spare, as a
+    // Dirichlet node left empty does (there are at least as many samples as nodes).
+    auto spare = [&](int r) {
+      return static_cast<int64_t>(shares[r].size()) - static_cast<int64_t>(members[r].size());
+    };
+    for (int r = 0; r < regions; ++r)
+      while (spare(r) < 0) {
+        int giver = 0;
+        while (giver < regions && spare(giver) <= 0) ++giver;
+        if (giver == regions) throw std::invalid_argument("fewer samples than nodes");
+        shares[r].push_back(shares[giver].back());
+        shares[giver].pop_back();
+      }
+    for (int r = 0; r < regions; ++r) {
+      auto& share = shares[r];
+      const auto m = static_cast<int64_t>(members[r].size()), size = static_cast<int64_t>(share.size());
+      seeded_shuffle(share, rng);
+      for (int64_t i = 0; i < size; ++i) parts[members[r][i * m / size]].push_back(share[i]);
+    }
+    return parts;
+  }
   switch (spec.kind) {
     case PartitionSpec::Kind::kFile: {
       // Checked against the data before the run (check_against_data).

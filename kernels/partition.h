@@ -13,6 +13,12 @@
 //   file       the node of each sample as a split file names it
 //              (input/data_files.h), each node's samples in sample order;
 //              a method that trains alone (one node) holds every sample.
+//
+// by region: the kind (not file) draws one share per region, as if each
+// region were one node, with region_of naming each node's region; then each
+// region's share, shuffled, is cut into equal parts for its nodes in node
+// order, as iid cuts. A call for another number of nodes than region_of
+// names (a method that trains alone) splits by node.
 #pragma once
 
 #include <cstdint>

@@ -29,7 +29,18 @@ struct PartitionSpec {
   int classes_per_node = 2;  // shards: classes each node holds
   std::string path;          // file: the split file, as resolved (beside the scenario)
   std::vector<int> nodes;    // file: the node of each training sample, in sample order
+  // node: the kind draws each node's share. region: it draws each region's
+  // share (as if the region were one node), and a region's share is dealt
+  // out IID among its nodes, so that data are skewed by region and alike
+  // within one (not with kind file).
+  enum class By { kNode, kRegion } by = By::kNode;
+  std::vector<int> region_of;  // by region: each node's region (region_ids of the topology), set once it is built
 };
+inline const EnumNames<PartitionSpec::By>& partition_by_names() {
+  static const EnumNames<PartitionSpec::By> names{{"node", PartitionSpec::By::kNode},
+                                                  {"region", PartitionSpec::By::kRegion}};
+  return names;
+}
 inline const EnumNames<PartitionSpec::Kind>& partition_names() {
   static const EnumNames<PartitionSpec::Kind> names{{"iid", PartitionSpec::Kind::kIid},
                                                     {"dirichlet", PartitionSpec::Kind::kDirichlet},

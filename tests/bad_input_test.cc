@@ -357,6 +357,16 @@ TEST_F(BadInput, ValidateRefusesWhatRunWould) {
   j = scenario();
   j["workload"]["partition"] = {{"kind", "shards"}, {"classes_per_node", 11}};
   both(j, "v.json: /workload/partition/classes_per_node: expected at most the 10 classes of synthetic");
+  // By region the shards are the regions': 2 regions x 3 shards > 5 samples
+  // (by node it would be 4 nodes x 3).
+  j = scenario();
+  j["topology"] = {
+      {"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"}, {"regions", {"us-east-1", "eu-west-1"}}};
+  j["workload"]["train_samples"] = 5;
+  j["workload"]["partition"] = {{"kind", "shards"}, {"classes_per_node", 3}, {"by", "region"}};
+  both(j,
+       "v.json: /workload/partition/classes_per_node: expected at most one shard per training sample (2 regions x "
+       "3 shards > 5 samples)");
   j = scenario();
   j["workload"]["train_samples"] = 3;
   both(j, "v.json: /workload/train_samples: expected at least one training sample per node (3 samples for 4 nodes)");

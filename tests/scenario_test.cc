@@ -139,6 +139,13 @@ std::vector<Bad> bad_cases() {
        "/workload/model/torchscript: expected the path of a TorchScript module"},
       {"/workload/partition", {{"kind", "file"}}, "/workload/partition/path: expected a value (this key is required)"},
       {"/workload/partition", {{"kind", "iid"}, {"path", "split.txt"}}, "/workload/partition/path: unknown key"},
+      {"/workload/partition",
+       {{"kind", "shards"}, {"by", "continent"}},
+       "/workload/partition/by: expected one of node, region"},
+      {"/workload/partition", {{"kind", "iid"}, {"by", 1}}, "/workload/partition/by: expected a string"},
+      {"/workload/partition",
+       {{"kind", "file"}, {"path", "split.txt"}, {"by", "node"}},
+       "/workload/partition/by: expected no by with kind file (the split file names each sample's node)"},
       {"/workload/optimizer", {{"lr", 0.1}, {"momentun", 0.9}}, "/workload/optimizer/momentun: unknown key"},
       {"/compute/jitter", 2, "/compute/jitter: expected a number in [0, 0.9]"},
       {"/stop", nlohmann::json::object(), "/stop: expected a limit"},
@@ -254,6 +261,28 @@ TEST(Scenario, ReadsTheRealRunOptions) {
   EXPECT_EQ(d.dilation, 1);
   EXPECT_EQ(d.max_lag_ms, 2);
   EXPECT_EQ(d.queue_packets, 1000);
+}
+
+TEST(Scenario, APartitionByRegionKnowsEachNodesRegion) {
+  // Two regions of cloud8, nodes placed round-robin in the order given:
+  // n0 us-east-1, n1 eu-west-1, n2 us-east-1, n3 eu-west-1. Regions are
+  // numbered in name order: eu-west-1 0, us-east-1 1.
+  nlohmann::json j = base();
+  j["topology"] = {
+      {"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"}, {"regions", {"us-east-1", "eu-west-1"}}};
+  j["workload"]["partition"] = {{"kind", "shards"}, {"by", "region"}};
+  const PartitionSpec p = test::scenario_from(j).workload.partition;
+  EXPECT_EQ(p.by, PartitionSpec::By::kRegion);
+  EXPECT_EQ(p.region_of, (std::vector<int>{1, 0, 1, 0}));
+  EXPECT_TRUE(test::scenario_from(base()).workload.partition.region_of.empty());  // by node: not needed
+  // A topology of one region (the ring's nodes name none) cannot be split by region.
+  j = base();
+  j["workload"]["partition"] = {{"kind", "iid"}, {"by", "region"}};
+  EXPECT_NE(error_of(j).find("test.json: /workload/partition/by: expected a topology with 2 regions or more for by "
+                             "region (a geo topology, or a topology file whose nodes name their region); this one "
+                             "has one"),
+            std::string::npos)
+      << error_of(j);
 }
 
 TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {

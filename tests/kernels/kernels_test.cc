@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <set>
 
 #include "base/error.h"
 #include "kernels/dataset.h"
@@ -546,6 +547,78 @@ TEST(Partition, IidAndShardsCoverEverySampleOnce) {
       for (auto& row : h) EXPECT_LE(std::count_if(row.begin(), row.end(), [](int64_t v) { return v > 0; }), 4);
     }
   }
+}
+
+TEST(Partition, ByRegionSkewsRegionsAndSplitsEachAlikeAmongItsNodes) {
+  // 3 classes of 4 samples each, 6 nodes placed round-robin over 3 regions
+  // (nodes 0 and 3 in region 0, 1 and 4 in 1, 2 and 5 in 2). Shards with one
+  // class per region: 3 shards of the sorted labels, each exactly one class,
+  // so each region holds one class whole and its two nodes 2 samples of it.
+  const int classes = 3, nodes = 6;
+  const std::vector<int64_t> labels = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2};
+  PartitionSpec spec;
+  spec.kind = PartitionSpec::Kind::kShards;
+  spec.classes_per_node = 1;
+  spec.by = PartitionSpec::By::kRegion;
+  spec.region_of = {0, 1, 2, 0, 1, 2};
+  Rng rng(5);
+  const Partition p = make_partition(labels, classes, nodes, spec, rng);
+  const auto h = label_histogram(p, labels, classes);
+  std::set<int> region_classes;
+  for (int r = 0; r < 3; ++r) {
+    const auto& a = h[r];
+    const auto& b = h[r + 3];
+    EXPECT_EQ(a, b) << "region " << r;  // both nodes: the same class, 2 samples each
+    ASSERT_EQ(std::count(a.begin(), a.end(), 2), 1) << "region " << r;
+    EXPECT_EQ(std::count(a.begin(), a.end(), 0), 2) << "region " << r;
+    region_classes.insert(static_cast<int>(std::find(a.begin(), a.end(), 2) - a.begin()));
+  }
+  EXPECT_EQ(region_classes.size(), 3u);  // every region a class of its own
+  // By node, the same spec gives 6 shards of 2 samples of one class each:
+  // some region's two nodes then hold different classes.
+  spec.by = PartitionSpec::By::kNode;
+  Rng again(5);
+  const auto by_node = label_histogram(make_partition(labels, classes, nodes, spec, again), labels, classes);
+  bool differ = false;
+  for (int r = 0; r < 3; ++r) differ |= by_node[r] != by_node[r + 3];
+  EXPECT_TRUE(differ);
+}
+
+TEST(Partition, ByRegionCoversEverySampleOnceAndLeavesNoNodeEmpty) {
+  // IID by region: 1000 samples over 3 regions of 3, 3 and 1 nodes: each
+  // region 333 or 334 samples, cut evenly among its nodes. A Dirichlet with a
+  // tiny alpha leaves some region almost nothing: it takes what it lacks from
+  // a region with samples to spare, and no node is empty.
+  const int classes = 10, nodes = 7;
+  auto labels = cyclic_labels(1000, classes);
+  PartitionSpec spec;
+  spec.by = PartitionSpec::By::kRegion;
+  spec.region_of = {0, 1, 2, 0, 1, 0, 1};
+  Rng rng(9);
+  const Partition iid = make_partition(labels, classes, nodes, spec, rng);
+  std::vector<int> seen(labels.size(), 0);
+  for (const auto& part : iid)
+    for (int64_t i : part) ++seen[i];
+  for (int s : seen) EXPECT_EQ(s, 1);
+  const int64_t region2 = static_cast<int64_t>(iid[2].size());
+  EXPECT_TRUE(region2 == 333 || region2 == 334) << region2;  // node 2 is region 2 alone
+  for (int node : {0, 3, 5}) EXPECT_NEAR(static_cast<double>(iid[node].size()), 1000.0 / 9, 1.0) << node;
+  spec.kind = PartitionSpec::Kind::kDirichlet;
+  spec.alpha = 1e-3;
+  std::vector<int64_t> few = cyclic_labels(8, 2);
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    Rng r(seed);
+    const Partition p = make_partition(few, 2, nodes, spec, r);
+    size_t total = 0;
+    for (const auto& part : p) {
+      EXPECT_FALSE(part.empty()) << "seed " << seed;
+      total += part.size();
+    }
+    EXPECT_EQ(total, 8u);
+  }
+  // A method that trains alone (one node) holds everything.
+  Rng alone(1);
+  EXPECT_EQ(make_partition(labels, classes, 1, spec, alone)[0].size(), 1000u);
 }
 
 }  // namespace
