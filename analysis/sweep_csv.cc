@@ -48,6 +48,28 @@ double effective_partners(const std::string& comm_matrix_csv) {
   return sum / static_cast<double>(received.size());
 }
 
+double cross_region_share(const std::string& comm_regions_csv) {
+  // method,src_region,dst_region,transfers,bytes: the finished transfers
+  // between two different regions over all finished transfers.
+  std::ifstream in(comm_regions_csv);
+  if (!in) return std::nan("");
+  double across = 0, total = 0;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    size_t from = 0;
+    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      cells.push_back(line.substr(from, comma - from));
+    cells.push_back(line.substr(from));
+    if (cells.size() < 5) continue;
+    const double transfers = std::strtod(cells[3].c_str(), nullptr);
+    total += transfers;
+    if (cells[1] != cells[2]) across += transfers;
+  }
+  return total > 0 ? across / total : std::nan("");
+}
+
 namespace {
 
 std::string number(double x) { return fmt::format("{:.6g}", x); }
@@ -65,7 +87,7 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
       ",method,label,reference,final_accuracy,best_accuracy,virtual_s,epochs,bytes_sent,transfers,target,"
       "time_to_target_s,time_to_target_node_mean_s,time_to_target_node_min_s,merges,staleness_mean_s,"
       "partners,starved_cuts,time_to_target_interp_s,time_to_target_node_mean_interp_s,"
-      "time_to_target_node_min_interp_s,final_accuracy_node_mean,final_accuracy_node_min\n";
+      "time_to_target_node_min_interp_s,final_accuracy_node_mean,final_accuracy_node_min,cross_region\n";
   for (size_t p = 0; p < sweep.size(); ++p) {
     const fs::path point = fs::path(out) / "points" / std::to_string(p);
     if (!fs::exists(point / "summary.json")) continue;
@@ -83,7 +105,10 @@ std::string gather_sweep_csv(const Sweep& sweep, const std::string& out) {
       const std::string mechanism =
           fmt::format(",{},{},{},{}", m.merges ? std::to_string(*m.merges) : "", number(m.staleness_mean_s),
                       std::isfinite(partners) ? fmt::format("{:.4g}", partners) : "", m.starved_cuts);
-      const std::string finals = fmt::format(",{},{}", number(m.final_node_mean), number(m.final_node_min));
+      // How much of it crossed between regions (empty without regions).
+      const double across = cross_region_share((point / m.label / "comm_regions.csv").string());
+      const std::string finals = fmt::format(",{},{},{}", number(m.final_node_mean), number(m.final_node_min),
+                                             std::isfinite(across) ? fmt::format("{:.4g}", across) : "");
       if (m.targets.empty()) csv += common + ",,,," + mechanism + ",,," + finals + "\n";
       for (const TargetTimes& t : m.targets)
         csv += fmt::format("{},{},{},{},{}{},{},{},{}{}\n", common, csv_cell(t.target), number(t.chosen_s),

@@ -20,6 +20,8 @@
 //                                 between the evaluations around the crossing
 //   final_accuracy_node_mean, final_accuracy_node_min   the nodes' own models
 //                                 at the last evaluation (empty where not evaluated)
+//   cross_region                  the share of finished transfers between two
+//                                 regions (cross_region_share); empty without regions
 // A method without targets has one row with the target cells empty. Wall
 // times are left out, so that resumed, sharded and straight sweeps gather
 // the same bytes.
@@ -50,5 +52,11 @@ std::string sweep_analysis_json(const Sweep& sweep);
 // in equal shares: k; one: 1), averaged over the nodes that received any.
 // NaN where the file is missing or holds no finished transfer.
 double effective_partners(const std::string& comm_matrix_csv);
+
+// Where models travel between regions, from a run's comm_regions.csv: the
+// share of its finished transfers whose sender and receiver are in two
+// different regions. NaN where the file is missing (a topology without
+// regions) or holds no finished transfer.
+double cross_region_share(const std::string& comm_regions_csv);
 
 }  // namespace gossipsim

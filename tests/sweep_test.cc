@@ -48,6 +48,16 @@ int run(const std::string& args, std::string* output = nullptr, const std::strin
       env + (env.empty() ? "" : " ") + std::string(GOSSIPSIM_BINARY) + " sweep " + args + " --kernels none", output);
 }
 
+// A CSV line's cells (no quoted commas in these files); a trailing comma
+// ends in an empty cell.
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells;
+  std::istringstream in(line);
+  for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+  if (!line.empty() && line.back() == ',') cells.push_back("");
+  return cells;
+}
+
 std::string read(const fs::path& p) {
   std::ifstream in(p);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -300,14 +310,7 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
   std::istringstream lines(csv);
   std::string header, row;
   std::getline(lines, header);
-  auto split = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::istringstream in(line);
-    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
-    if (!line.empty() && line.back() == ',') cells.push_back("");
-    return cells;
-  };
-  const std::vector<std::string> names = split(header);
+  const std::vector<std::string> names = cells_of(header);
   auto column = [&](const std::string& name) {
     const auto at = std::find(names.begin(), names.end(), name);
     EXPECT_NE(at, names.end()) << name;
@@ -315,11 +318,12 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
   };
   const size_t merges = column("merges"), staleness = column("staleness_mean_s"), partners = column("partners"),
                cuts = column("starved_cuts"), target = column("target"), step = column("time_to_target_s"),
-               crossed = column("time_to_target_interp_s"), node_mean = column("final_accuracy_node_mean");
+               crossed = column("time_to_target_interp_s"), node_mean = column("final_accuracy_node_mean"),
+               regions = column("cross_region");
   const nlohmann::json summary = nlohmann::json::parse(read(straight / "points/0/summary.json"));
   int checked = 0;
   while (std::getline(lines, row)) {
-    const std::vector<std::string> cells = split(row);
+    const std::vector<std::string> cells = cells_of(row);
     ASSERT_EQ(cells.size(), names.size()) << row;
     if (cells[0] != "0") continue;
     for (const auto& m : summary["methods"])
@@ -340,6 +344,7 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
           EXPECT_NEAR(std::stod(cells[crossed]), hit["interpolated_s"].get<double>(), 1e-5) << row;
           EXPECT_LE(std::stod(cells[crossed]), std::stod(cells[step]) + 1e-9) << row;
         }
+        EXPECT_EQ(cells[regions], "") << row;  // a complete graph names no regions
         const nlohmann::json& finals = m["final_accuracy_by"];
         if (finals.contains("node_mean") && !finals["node_mean"].is_null())
           EXPECT_NEAR(std::stod(cells[node_mean]), finals["node_mean"].get<double>(), 1e-5) << row;
@@ -349,6 +354,54 @@ TEST(Sweep, ShardedAndResumedRunsGatherTheSameCsvAsOneStraightRun) {
       }
   }
   EXPECT_EQ(checked, 2 * 3);  // two methods, three targets
+  fs::remove_all(f.parent_path());
+}
+
+// On two regions (n0 and n2 in us-east-1, n1 and n3 in eu-west-1: placed
+// round-robin), cross_region is the share of the finished transfers in the
+// point's transfers.csv whose ends are of different parity; a floor of 1
+// sends every model across.
+TEST(Sweep, TheCsvSaysHowMuchCrossedBetweenRegions) {
+  fs::path f = temp("regions.json");
+  nlohmann::json s = {
+      {"name", "t"},
+      {"base", std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/teaching/synthetic-4.json"},
+      {"set",
+       {{"/stop/virtual_s", 3},
+        {"/topology",
+         {{"generator", "geo"}, {"nodes", 4}, {"regions_file", "cloud8"}, {"regions", {"us-east-1", "eu-west-1"}}}},
+        {"/methods",
+         {"gossip-overlap", {{"name", "gossip-scheduled"}, {"cross_region_floor", 1}, {"label", "floor"}}}}}},
+      {"axes", {{{"path", "/seed"}, {"values", {1}}}}}};
+  std::ofstream(f) << s.dump();
+  const fs::path out = temp("regions-out");
+  ASSERT_EQ(run(f.string() + " --out " + out.string()), 0);
+  std::istringstream lines(read(out / "sweep.csv"));
+  std::string header, row;
+  std::getline(lines, header);
+  const auto names = cells_of(header);
+  const size_t label = std::find(names.begin(), names.end(), "label") - names.begin();
+  const size_t share = std::find(names.begin(), names.end(), "cross_region") - names.begin();
+  ASSERT_LT(share, names.size());
+  int checked = 0;
+  while (std::getline(lines, row)) {
+    const auto cells = cells_of(row);
+    std::istringstream transfers(read(out / "points/0" / cells[label] / "transfers.csv"));
+    std::string t;
+    std::getline(transfers, t);  // method,src,dst,bytes,snapshot_s,start_s,finish_s,...
+    int finished = 0, across = 0;
+    while (std::getline(transfers, t)) {
+      const auto c = cells_of(t);
+      if (c[6].empty()) continue;
+      ++finished;
+      across += (std::stoi(c[1].substr(1)) % 2) != (std::stoi(c[2].substr(1)) % 2);
+    }
+    ASSERT_GT(finished, 0) << cells[label];
+    EXPECT_NEAR(std::stod(cells[share]), static_cast<double>(across) / finished, 1e-3) << row;
+    if (cells[label] == "floor") EXPECT_EQ(cells[share], "1") << row;
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);
   fs::remove_all(f.parent_path());
 }
 
@@ -371,6 +424,21 @@ TEST(Sweep, EffectivePartnersAreTheExpOfEachReceiversEntropy) {
   std::ofstream(dir / "empty.csv") << "method,src,dst,transfers,bytes,lost\nm,n0,n1,0,0,1\n";
   EXPECT_TRUE(std::isnan(effective_partners((dir / "empty.csv").string())));
   EXPECT_TRUE(std::isnan(effective_partners((dir / "missing.csv").string())));
+  fs::remove_all(dir);
+}
+
+// Between regions, by hand: 3 + 1 = 4 of the 2 + 3 + 1 + 4 = 10 finished
+// transfers cross (2 and 4 stay in their region), 0.4.
+TEST(Sweep, TheCrossRegionShareCountsTransfersBetweenTwoRegions) {
+  const fs::path dir = temp("regions");
+  fs::create_directories(dir);
+  std::ofstream(dir / "comm_regions.csv") << "method,src_region,dst_region,transfers,bytes\n"
+                                             "m,eu-west-1,eu-west-1,2,20\nm,eu-west-1,us-east-1,3,30\n"
+                                             "m,us-east-1,eu-west-1,1,10\nm,us-east-1,us-east-1,4,40\n";
+  EXPECT_DOUBLE_EQ(cross_region_share((dir / "comm_regions.csv").string()), 0.4);
+  std::ofstream(dir / "none.csv") << "method,src_region,dst_region,transfers,bytes\nm,a,b,0,0\nm,a,a,0,0\n";
+  EXPECT_TRUE(std::isnan(cross_region_share((dir / "none.csv").string())));
+  EXPECT_TRUE(std::isnan(cross_region_share((dir / "missing.csv").string())));
   fs::remove_all(dir);
 }
 
@@ -678,15 +746,6 @@ TEST(Sweep, ReproduceRefusesWhatItDoesNotKnowBeforeBuildingAnything) {
 
 namespace gossipsim {
 namespace {
-
-// The cells of one CSV line (no quoted commas in these files).
-std::vector<std::string> cells_of(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream in(line);
-  for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
-  if (!line.empty() && line.back() == ',') cells.push_back("");
-  return cells;
-}
 
 // A number of a summary written as sweep.csv writes it: empty for null.
 std::string as_cell(const nlohmann::json& v) {

@@ -16,7 +16,8 @@ from .tables import ALPHA, TARGET_METRICS, compare, write_tables
 SWEEP_NUMBER_COLUMNS = ("final_accuracy", "best_accuracy", "time_to_target_s", "time_to_target_node_mean_s",
                         "time_to_target_node_min_s", "merges", "staleness_mean_s", "partners", "starved_cuts",
                         "time_to_target_interp_s", "time_to_target_node_mean_interp_s",
-                        "time_to_target_node_min_interp_s", "final_accuracy_node_mean", "final_accuracy_node_min")
+                        "time_to_target_node_min_interp_s", "final_accuracy_node_mean", "final_accuracy_node_min",
+                        "cross_region")
 
 
 def plot_sweep(folder, figs, reference=None):
