@@ -710,13 +710,15 @@ TEST(Sweep, ReproduceRunsEverySweepItUsesAndDrawsTheirTables) {
                             &text),
             0)
       << text;
-  for (const char* name : {"homogeneous", "heterogeneous", "geo-thin-link", "model-size", "final", "control"}) {
+  for (const char* name :
+       {"homogeneous", "heterogeneous", "geo-thin-link", "model-size", "final", "control", "regions"}) {
     SCOPED_TRACE(name);
     const Sweep sweep =
         load_sweep(std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/paper/sweeps/reproduce-" + name + ".json");
     const std::string csv = read(out / name / "sweep.csv");
-    // Every method of the sweep, in every point.
-    const nlohmann::json methods = sweep.fixed["/methods"];
+    // Every method of the sweep (set, or its base's), in every point.
+    const nlohmann::json methods =
+        sweep.fixed.contains("/methods") ? sweep.fixed["/methods"] : nlohmann::json::parse(read(sweep.base))["methods"];
     ASSERT_FALSE(methods.empty());
     for (const auto& m : methods) {
       const std::string label = m.is_string() ? m.get<std::string>() : m.value("label", m.value("name", ""));
