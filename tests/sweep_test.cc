@@ -710,8 +710,8 @@ TEST(Sweep, ReproduceRunsEverySweepItUsesAndDrawsTheirTables) {
                             &text),
             0)
       << text;
-  for (const char* name :
-       {"homogeneous", "heterogeneous", "geo-thin-link", "model-size", "final", "control", "regions"}) {
+  for (const char* name : {"homogeneous", "heterogeneous", "geo-thin-link", "model-size", "final", "control", "regions",
+                           "regions-rotate"}) {
     SCOPED_TRACE(name);
     const Sweep sweep =
         load_sweep(std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/paper/sweeps/reproduce-" + name + ".json");
