@@ -540,7 +540,9 @@ TEST(Partition, IidAndShardsCoverEverySampleOnce) {
       largest = std::max(largest, part.size());
     }
     for (int s : seen) EXPECT_EQ(s, 1);
-    if (kind == PartitionSpec::Kind::kIid) EXPECT_LE(largest - smallest, 1u);
+    if (kind == PartitionSpec::Kind::kIid) {
+      EXPECT_LE(largest - smallest, 1u);
+    }
     if (kind == PartitionSpec::Kind::kShards) {
       // Shards of sorted labels straddle at most two classes: at most 2k classes a node.
       auto h = label_histogram(p, labels, classes);
