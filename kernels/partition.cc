@@ -21,8 +21,8 @@ Partition make_partition(const std::vector<int64_t>& labels, int classes, int no
     std::vector<std::vector<int>> members(regions);
     for (int node = 0; node < nodes; ++node) members[spec.region_of[node]].push_back(node);
     // A region whose draw holds fewer samples than it has nodes takes the
-    // missing ones from the first region with samples to spare, as a
-    // Dirichlet node left empty does (there are at least as many samples as nodes).
+    // missing ones from the first region with samples to spare (there are at
+    // least as many samples as nodes), so that no node is left empty.
     auto spare = [&](int r) {
       return static_cast<int64_t>(shares[r].size()) - static_cast<int64_t>(members[r].size());
     };
