@@ -17,22 +17,34 @@ namespace gossipsim {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The cells of every line after the header of a CSV without quoted cells
+// (the comm matrices); none where the file is missing.
+std::vector<std::vector<std::string>> data_rows(const std::string& file) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    auto& cells = rows.emplace_back();
+    size_t from = 0;
+    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      cells.push_back(line.substr(from, comma - from));
+    cells.push_back(line.substr(from));
+  }
+  return rows;
+}
+
+}  // namespace
+
 double effective_partners(const std::string& comm_matrix_csv) {
   // Per receiving node, the share of its finished transfers from each
   // sender; its effective number of partners is exp of that distribution's
   // entropy (k equal senders: k; one sender: 1). The mean over the nodes
   // that received anything; NaN where none did or the file is missing.
-  std::ifstream in(comm_matrix_csv);
-  if (!in) return std::nan("");
-  std::map<std::string, std::vector<double>> received;  // dst -> transfers from each src
-  std::string line;
-  std::getline(in, line);  // method,src,dst,transfers,bytes,lost
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    size_t from = 0;
-    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
-      cells.push_back(line.substr(from, comma - from));
-    cells.push_back(line.substr(from));
+  std::map<std::string, std::vector<double>> received;    // dst -> transfers from each src
+  for (const auto& cells : data_rows(comm_matrix_csv)) {  // method,src,dst,transfers,bytes,lost
     if (cells.size() < 4) continue;
     const double transfers = std::strtod(cells[3].c_str(), nullptr);
     if (transfers > 0) received[cells[2]].push_back(transfers);
@@ -51,17 +63,8 @@ double effective_partners(const std::string& comm_matrix_csv) {
 double cross_region_share(const std::string& comm_regions_csv) {
   // method,src_region,dst_region,transfers,bytes: the finished transfers
   // between two different regions over all finished transfers.
-  std::ifstream in(comm_regions_csv);
-  if (!in) return std::nan("");
   double across = 0, total = 0;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    size_t from = 0;
-    for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
-      cells.push_back(line.substr(from, comma - from));
-    cells.push_back(line.substr(from));
+  for (const auto& cells : data_rows(comm_regions_csv)) {
     if (cells.size() < 5) continue;
     const double transfers = std::strtod(cells[3].c_str(), nullptr);
     total += transfers;
