@@ -98,8 +98,7 @@ def plot_sweep(folder, figs, reference=None):
                 halves = np.nan_to_num(halves)
                 row_axes[0].errorbar(positions, means, yerr=[np.minimum(halves, np.nan_to_num(means)), halves],
                                      marker="o", capsize=3, label=l)
-            row_axes[0].set_xticks(list(positions))
-            row_axes[0].set_xticklabels(xs, rotation=30, ha="right", rotation_mode="anchor")
+            set_ticks(row_axes[0], xs)
             row_axes[0].set_xlabel(x_axis)
             row_axes[0].legend(fontsize=8)
         row_axes[0].set_ylabel(f"s to accuracy {target}, restricted\n(mean, 95% CI; unreached: run's end)")
@@ -125,8 +124,7 @@ def plot_sweep(folder, figs, reference=None):
             # room and no tick below 1.
             low_y, high_y = row_axes[1].get_ylim()
             row_axes[1].set_ylim(min(low_y, 0.5), max(high_y, 2.0))
-            row_axes[1].set_xticks(list(positions))
-            row_axes[1].set_xticklabels(xs, rotation=30, ha="right", rotation_mode="anchor")
+            set_ticks(row_axes[1], xs)
             row_axes[1].set_xlabel(x_axis if not seeds_only else "")
             row_axes[1].set_ylabel(f"speed-up of {ref} to {target}\n(geometric mean, t-interval on logs)")
             row_axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -271,15 +269,14 @@ def sweep_map(rows, axes, figs, target, metric="average", name="sweep-map.png", 
                 dark = math.isfinite(grid[i, j]) and not 0.4 < grid[i, j] < 2.5  # white on the deep colours
                 ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         image = ax.imshow(np.clip(grid, 1 / 4, 4), cmap="RdBu", norm=norm, aspect="auto")
-        ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels(xs, rotation=30, fontsize=6)
+        set_ticks(ax, xs, fontsize=6)
         ax.set_yticks(range(len(ys)))
-        ax.set_yticklabels(ys, fontsize=6)
+        ax.set_yticklabels([tick_label(y) for y in ys], fontsize=6)
         ax.set_xlabel(x_axis, fontsize=7)
         ax.set_ylabel(y_axis, fontsize=7)
         # One line per remaining axis, named by its last path component: the
         # panels sit side by side and whole paths ran into each other.
-        ax.set_title("\n".join([f"{ref} over {other}"] + [f"{a.rsplit('/', 1)[-1]} = {v}" for a, v in zip(rest, facet)]),
+        ax.set_title("\n".join([f"{ref} over {other}"] + [f"{a.rsplit('/', 1)[-1]} = {compact(v)}" for a, v in zip(rest, facet)]),
                      fontsize=7)
         tables.append((other, facet, cells_text, mechanism_text))
     for ax in list(axs.flat)[len(panels):]:
@@ -352,6 +349,39 @@ def cell_mechanism(mechanism, ref, other, cell, seeds):
 def compact(value):
     """An axis value for a legend: a JSON object without its quotes."""
     return str(value).replace('"', "").replace(" ", "")
+
+
+def tick_label(value):
+    """An axis value for a tick: a JSON object one member a line (its kind or
+    dist first, by itself), and a list of objects each in turn, so that a
+    partition, a distribution or a list of overrides does not run into the
+    next panel; anything else as it is."""
+    try:
+        parsed = json.loads(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+    def members(o):
+        head = [str(o[k]) for k in ("kind", "dist") if k in o]
+        return head + [f"{k}={compact(json.dumps(v))}" for k, v in o.items() if k not in ("kind", "dist")]
+
+    if isinstance(parsed, dict):
+        return "\n".join(members(parsed))
+    if isinstance(parsed, list) and parsed and all(isinstance(o, dict) for o in parsed):
+        return "\n".join(line for o in parsed for line in members(o))
+    return str(value)
+
+
+def set_ticks(ax, values, fontsize=None):
+    """Ticks at 0..n-1 labelled with `values`: slanted from their right end
+    where every label is one line (so that long ones side by side do not
+    overlap), upright where an object's members make them several."""
+    labels = [tick_label(v) for v in values]
+    ax.set_xticks(list(range(len(labels))))
+    if any("\n" in l for l in labels):
+        ax.set_xticklabels(labels, fontsize=fontsize or 8)
+    else:
+        ax.set_xticklabels(labels, rotation=30, ha="right", rotation_mode="anchor", fontsize=fontsize)
 
 
 def sweep_map_why(points, ref, rest, target, metric, figs, name):
