@@ -6,6 +6,7 @@ Benjamini-Hochberg adjustments; a target's crossing interpolated between
 two evaluations. docs/outputs.md ("The statistics of the tables") says how
 the tables use them; tests/analysis/test_stats.py checks them against hand
 computations, SciPy and statsmodels."""
+import functools
 import math
 
 import numpy as np
@@ -113,7 +114,7 @@ def signflip_p(differences):
     # observed one in exact arithmetic counts as at least as extreme.
     threshold = observed - 1e-9 * max(1.0, observed)
     if n <= 12:
-        return float(np.mean(np.abs(signed_sums(d)) >= threshold))
+        return np.count_nonzero(np.abs(signed_sums(d)) >= threshold) / 2 ** n
     if threshold <= 0:
         return 1.0
     # |a + b| >= threshold > 0: a + b >= threshold or a + b <= -threshold,
@@ -128,8 +129,17 @@ def signflip_p(differences):
 
 def signed_sums(d):
     """The sums of d under each of its 2^len(d) sign assignments."""
-    signs = ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d))) & 1) * 2 - 1
-    return signs @ d
+    return sign_assignments(len(d)) @ d
+
+
+@functools.lru_cache(maxsize=None)
+def sign_assignments(n):
+    """The 2^n sign assignments of n values, one a row (+1 or -1, as floats:
+    an interval's bisection tests the same n a hundred times, and building
+    the matrix cost more than the product)."""
+    signs = (((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2 - 1).astype(float)
+    signs.flags.writeable = False
+    return signs
 
 
 def smallest_p(differences):
