@@ -252,8 +252,19 @@ void maybe_hold() {
   for (double held = 0; held < s && !g_signal; held += 0.05) ::usleep(50000);  // a stop ends it
 }
 
+// Whether process `pid` has ended: it is gone, or it is a zombie that no
+// one has reaped yet (a point run killed with its sweep, waiting for init).
+bool process_ended(int pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t name_end = text.rfind(')');  // the state follows the command's name: "pid (name) S ..."
+  return name_end != std::string::npos && name_end + 2 < text.size() && text[name_end + 2] == 'Z';
+}
+
 // Staging folders (OUT.tmp-<pid>) left by runs that were killed: their
-// process is gone, and they never looked like a result.
+// process has ended, and they never looked like a result.
 void remove_dead_staging(const fs::path& out) {
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   const std::string prefix = out.filename().string() + ".tmp-";
@@ -263,7 +274,7 @@ void remove_dead_staging(const fs::path& out) {
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string pid = name.substr(prefix.size());
     if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+    if (process_ended(std::stoi(pid))) fs::remove_all(e.path(), ec);
   }
 }
 
