@@ -1,6 +1,8 @@
 // The command line, end to end: the binary is run on files the test writes.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -163,6 +165,51 @@ TEST(Cli, BadScenariosGiveTheirPathAndANonZeroExit) {
   fs::remove_all(bad.parent_path());
 }
 
+#ifdef GOSSIPSIM_KERNELS_MODULE
+// LibTorch is loaded, with the kernels' module, by the commands that train
+// and by nothing else (the dynamic loader's own log says which files it
+// opened); without its module beside it, a command that trains says so in
+// one line naming the file, and one that does not train still runs.
+TEST(Cli, OnlyCommandsThatTrainLoadLibTorch) {
+  const fs::path bad = temp("unfinished.json");
+  std::ofstream(bad) << "{\"name\":";
+  const std::string scenario = std::string(GOSSIPSIM_SOURCE_DIR) + "/scenarios/quickstart.json";
+  const std::string module = fs::path(GOSSIPSIM_KERNELS_MODULE).filename().string();
+  auto opened = [&](const std::string& args) {
+    Result r;
+    r.code = test::run_shell("LD_DEBUG=files " + std::string(GOSSIPSIM_BINARY) + " " + args, &r.out);
+    return r;
+  };
+  Result refused = opened("validate " + bad.string());
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_EQ(refused.out.find(module), std::string::npos) << refused.out;
+  EXPECT_EQ(refused.out.find("libtorch"), std::string::npos) << refused.out;
+  Result timeline = opened("validate " + scenario + " --kernels none");
+  EXPECT_EQ(timeline.code, 0) << timeline.out;
+  EXPECT_EQ(timeline.out.find(module), std::string::npos) << timeline.out;
+  EXPECT_EQ(timeline.out.find("libtorch"), std::string::npos) << timeline.out;
+  Result trains = opened("validate " + scenario);  // the model's size is counted on LibTorch's model
+  EXPECT_EQ(trains.code, 0) << trains.out;
+  EXPECT_NE(trains.out.find(module), std::string::npos) << trains.out;
+  EXPECT_NE(trains.out.find("libtorch_cpu"), std::string::npos) << trains.out;
+
+  const fs::path lonely = temp("lonely");
+  fs::create_directories(lonely);
+  fs::copy_file(GOSSIPSIM_BINARY, lonely / "gossipsim", fs::copy_options::overwrite_existing);
+  Result missing;
+  missing.code = test::run_shell((lonely / "gossipsim").string() + " validate " + scenario, &missing.out);
+  EXPECT_EQ(missing.code, 1) << missing.out;
+  EXPECT_NE(missing.out.find("cannot load the kernels"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find((lonely / module).string()), std::string::npos) << missing.out;
+  EXPECT_EQ(std::count(missing.out.begin(), missing.out.end(), '\n'), 1) << missing.out;
+  missing.code =
+      test::run_shell((lonely / "gossipsim").string() + " validate " + scenario + " --kernels none", &missing.out);
+  EXPECT_EQ(missing.code, 0) << missing.out;
+  fs::remove_all(lonely);
+  fs::remove(bad);
+}
+#endif
+
 TEST(Cli, MissingDatasetFailsWithoutLeavingAResultFolder) {
   fs::path sc = temp("missing.json"), out = temp("results");
   std::ofstream(sc) << R"({"name":"x","topology":{"generator":"ring","nodes":3},
@@ -174,6 +221,39 @@ TEST(Cli, MissingDatasetFailsWithoutLeavingAResultFolder) {
   for (const auto& e : fs::directory_iterator(out.parent_path()))
     EXPECT_EQ(e.path().filename().string().find("results"), std::string::npos) << e.path();
   fs::remove_all(sc.parent_path());
+}
+
+// A staging folder whose run has ended is removed by the next run into the
+// same folder, also when that run's process is a zombie not yet reaped (a
+// point run killed with its sweep, before init comes by); one whose run is
+// alive is left alone.
+TEST(Cli, StagingOfEndedRunsIsRemovedEvenBeforeTheyAreReaped) {
+  const fs::path out = temp("staged");
+  const pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  ASSERT_GT(zombie, 0);
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        std::ifstream stat("/proc/" + std::to_string(zombie) + "/stat");
+        std::string text;
+        std::getline(stat, text);
+        return text.find(") Z") != std::string::npos;
+      },
+      10));
+  const fs::path dead = out.string() + ".tmp-" + std::to_string(zombie);
+  const fs::path alive = out.string() + ".tmp-" + std::to_string(::getpid());
+  fs::create_directories(dead);
+  fs::create_directories(alive);
+  Result r =
+      gossipsim("run " + std::string(GOSSIPSIM_SOURCE_DIR) +
+                "/scenarios/quickstart.json --kernels none --methods gossip --set /stop/virtual_s=1 --quiet --out " +
+                out.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(alive));
+  ::waitpid(zombie, nullptr, 0);
+  fs::remove_all(out);
+  fs::remove_all(alive);
 }
 
 TEST(Cli, NewMethodsRunOnTheQuickstartAndTheTeachingScenarios) {
