@@ -20,8 +20,9 @@ class JsonReader;
 
 // Files that only LibTorch reads: a data file of tensors (torch.save) and a
 // TorchScript module. kernels/ installs the readers (kernels/torch_learner.cc)
-// in every program that links it; without them a scenario naming such a
-// file is refused in one line.
+// in every program that links it, and the command line, which loads kernels/
+// as a module (kernels/module.h), readers that load it first; without them a
+// scenario naming such a file is refused in one line.
 struct TorchFileReaders {
   // What the data file holds; an InputError naming the file otherwise.
   TensorFileFacts (*data)(const std::string& path) = nullptr;
