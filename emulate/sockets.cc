@@ -148,6 +148,31 @@ Sockets::Conn* Sockets::connect_from(NodeId src, NodeId dst) {
   return p;
 }
 
+std::vector<std::vector<std::pair<NodeId, NodeId>>> warm_rounds(
+    const std::set<std::pair<NodeId, NodeId>>& pairs,
+    const std::function<std::vector<int>(NodeId, NodeId)>& resources) {
+  std::vector<std::vector<std::pair<NodeId, NodeId>>> rounds;
+  std::vector<std::set<int>> busy;
+  for (const auto& pair : pairs) {
+    std::vector<int> used = resources(pair.first, pair.second);
+    for (int r : resources(pair.second, pair.first)) used.push_back(r);
+    auto shares = [&](const std::set<int>& taken) {
+      for (int u : used)
+        if (taken.count(u)) return true;
+      return false;
+    };
+    size_t r = 0;
+    while (r < rounds.size() && shares(busy[r])) ++r;
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back();
+    }
+    rounds[r].push_back(pair);
+    busy[r].insert(used.begin(), used.end());
+  }
+  return rounds;
+}
+
 void Sockets::open_pairs(const std::set<std::pair<NodeId, NodeId>>& pairs) {
   if (opt_.connections == Connections::kFresh) return;
   for (const auto& pair : pairs)
@@ -163,21 +188,10 @@ void Sockets::open_pairs(const std::set<std::pair<NodeId, NodeId>>& pairs) {
     return true;
   });
   if (opt_.connections != Connections::kWarm) return;
-  // Warmed in rounds in which no node sends or receives more than one
-  // warm-up, so that each connection learns its path alone (BBR's
-  // bandwidth estimate, CUBIC's window) rather than a share of a crowd.
   std::vector<std::vector<Conn*>> rounds;
-  std::vector<std::pair<std::set<NodeId>, std::set<NodeId>>> busy;
-  for (const auto& pair : pairs) {
-    size_t r = 0;
-    while (r < rounds.size() && (busy[r].first.count(pair.first) || busy[r].second.count(pair.second))) ++r;
-    if (r == rounds.size()) {
-      rounds.emplace_back();
-      busy.emplace_back();
-    }
-    rounds[r].push_back(pairs_.at(pair));
-    busy[r].first.insert(pair.first);
-    busy[r].second.insert(pair.second);
+  for (const auto& round : warm_rounds(pairs, [&](NodeId a, NodeId b) { return wan_.resources(a, b); })) {
+    rounds.emplace_back();
+    for (const auto& pair : round) rounds.back().push_back(pairs_.at(pair));
   }
   int64_t target = warmed_;
   for (const auto& round : rounds) {

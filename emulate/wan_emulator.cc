@@ -191,6 +191,13 @@ in_addr EmulatedWan::address(NodeId n) {
   return in_addr{htonl((10u << 24) | (77u << 16) | host)};
 }
 
+std::vector<int> EmulatedWan::resources(NodeId src, NodeId dst) const {
+  std::vector<int> out;
+  for (const Forwarder::Hop& h : forwarder_->routes.at(static_cast<size_t>(src) * forwarder_->n + dst))
+    out.push_back(h.resource);
+  return out;
+}
+
 EmulatedWan::EmulatedWan(const Topology& topology, EmulatorOptions options) : forwarder_(new Forwarder) {
   if (auto why = unavailable()) throw std::runtime_error(*why);
   const int n = topology.node_count();

@@ -78,6 +78,10 @@ class EmulatedWan {
   // must keep up with).
   double max_capacity() const { return max_capacity_; }
 
+  // The resources a packet from `src` to `dst` goes through (uplink, link
+  // directions, downlink), as the forwarder numbers them.
+  std::vector<int> resources(NodeId src, NodeId dst) const;
+
   LagStats lag() const;
   void reset_lag();
 

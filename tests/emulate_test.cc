@@ -27,7 +27,10 @@
 #include "emulate/probe.h"
 #include "emulate/real_network.h"
 #include "emulate/real_transfers.h"
+#include "emulate/sockets.h"
 #include "emulate/wan_emulator.h"
+#include "sim/network.h"
+#include "sim/simulator.h"
 #include "test_util.h"
 
 namespace gossipsim::emulate {
@@ -62,6 +65,54 @@ sockaddr_in at(NodeId n, uint16_t port) {
 // At low load an ICMP echo (84 bytes: 6.7 us on each of the 3 resources
 // each way at 100 Mbit/s) comes back after twice the one-way latency plus
 // that serialization, within 0.2 ms, and never sooner.
+// Warm-ups share no resource in a round, neither their data's nor their
+// ACKs': on a dumbbell written here (a, c behind r1; b, d behind r2), a->b
+// and c->d share the middle link and go in two rounds, so do a->b and b->a
+// (one's data, the other's ACKs); a->c and b->d, on disjoint paths, go
+// together. (No emulator: the routes are the simulator's, as the emulator's.)
+TEST(WarmUp, RoundsKeepEveryWarmUpAloneOnItsPath) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("gossipsim-warm-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"nodes":[
+    {"name":"a","up_mbps":100,"down_mbps":100},{"name":"b","up_mbps":100,"down_mbps":100},
+    {"name":"c","up_mbps":100,"down_mbps":100},{"name":"d","up_mbps":100,"down_mbps":100},
+    {"name":"r1","router":true},{"name":"r2","router":true}],
+   "links":[{"a":"a","b":"r1","bandwidth_mbps":1000,"latency_ms":1},{"a":"c","b":"r1","bandwidth_mbps":1000,"latency_ms":1},
+    {"a":"b","b":"r2","bandwidth_mbps":1000,"latency_ms":1},{"a":"d","b":"r2","bandwidth_mbps":1000,"latency_ms":1},
+    {"a":"r1","b":"r2","bandwidth_mbps":100,"latency_ms":10}]})";
+  Topology t = test::topology_from(nlohmann::json{{"generator", "file"}, {"path", file.string()}}.dump());
+  std::filesystem::remove(file);
+  Simulator sim;
+  Network net(sim, t);
+  auto resources = [&](NodeId s, NodeId d) {
+    std::vector<int> r;
+    for (const Network::Hop& h : net.hops(s, d)) r.push_back(h.resource);
+    return r;
+  };
+  const NodeId a = 0, b = 1, c = 2, d = 3;
+  using Rounds = std::vector<std::vector<std::pair<NodeId, NodeId>>>;
+  EXPECT_EQ(emulate::warm_rounds({{a, b}, {c, d}}, resources), (Rounds{{{a, b}}, {{c, d}}}));
+  EXPECT_EQ(emulate::warm_rounds({{a, b}, {b, a}}, resources), (Rounds{{{a, b}}, {{b, a}}}));
+  EXPECT_EQ(emulate::warm_rounds({{a, c}, {b, d}}, resources), (Rounds{{{a, c}, {b, d}}}));
+  // Every ordered pair of the four: each round's resources are disjoint, and
+  // every pair is warmed once.
+  std::set<std::pair<NodeId, NodeId>> all;
+  for (NodeId s = 0; s < 4; ++s)
+    for (NodeId e = 0; e < 4; ++e)
+      if (s != e) all.insert({s, e});
+  size_t warmed = 0;
+  for (const auto& round : emulate::warm_rounds(all, resources)) {
+    std::multiset<int> used;
+    for (const auto& [s, e] : round) {
+      for (int r : resources(s, e)) used.insert(r);
+      for (int r : resources(e, s)) used.insert(r);
+    }
+    EXPECT_EQ(std::set<int>(used.begin(), used.end()).size(), used.size());
+    warmed += round.size();
+  }
+  EXPECT_EQ(warmed, all.size());
+}
+
 TEST(Emulator, PingRoundTripsTakeTwiceTheOneWayLatency) {
   SKIP_UNLESS_EMULATOR();
   EmulatedWan wan(pair(100, 20));
