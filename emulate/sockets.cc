@@ -188,14 +188,9 @@ void Sockets::open_pairs(const std::set<std::pair<NodeId, NodeId>>& pairs) {
     return true;
   });
   if (opt_.connections != Connections::kWarm) return;
-  std::vector<std::vector<Conn*>> rounds;
-  for (const auto& round : warm_rounds(pairs, [&](NodeId a, NodeId b) { return wan_.resources(a, b); })) {
-    rounds.emplace_back();
-    for (const auto& pair : round) rounds.back().push_back(pairs_.at(pair));
-  }
   int64_t target = warmed_;
-  for (const auto& round : rounds) {
-    for (Conn* c : round) enqueue(c, kWarmId, opt_.warm_bytes);
+  for (const auto& round : warm_rounds(pairs, [&](NodeId a, NodeId b) { return wan_.resources(a, b); })) {
+    for (const auto& pair : round) enqueue(pairs_.at(pair), kWarmId, opt_.warm_bytes);
     target += static_cast<int64_t>(round.size());
     wait_until([&] { return warmed_ == target; });
   }

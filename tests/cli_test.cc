@@ -45,19 +45,9 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   return rows;
 }
 
-// A dumbbell written here: a, c behind router r1; b, d behind r2; r1-r2 at
-// 8 Mbit/s (1 MB/s), access at 800 Mbit/s, 10 ms on the middle link only.
-const char* kDumbbell = R"({"nodes":[
-  {"name":"a","up_mbps":800,"down_mbps":800},{"name":"b","up_mbps":800,"down_mbps":800},
-  {"name":"c","up_mbps":800,"down_mbps":800},{"name":"d","up_mbps":800,"down_mbps":4},
-  {"name":"r1","router":true},{"name":"r2","router":true}],
- "links":[{"a":"a","b":"r1","bandwidth_mbps":8000,"latency_ms":0},{"a":"c","b":"r1","bandwidth_mbps":8000,"latency_ms":0},
-  {"a":"b","b":"r2","bandwidth_mbps":8000,"latency_ms":0},{"a":"d","b":"r2","bandwidth_mbps":8000,"latency_ms":0},
-  {"a":"r1","b":"r2","bandwidth_mbps":8,"latency_ms":10}]})";
-
 TEST(NetReplay, ReproducesTheClosedFormsToTheNanosecond) {
   fs::path topo = temp("dumbbell.json"), replay = temp("replay.json"), out = temp("replay.csv");
-  std::ofstream(topo) << kDumbbell;
+  std::ofstream(topo) << test::kDumbbell;
   nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
                       {"transfers",
                        {
@@ -97,7 +87,7 @@ TEST(NetReplay, TheTcpModelFollowsLv08ByHand) {
   // 4194304 B / 20 ms, is far above). Control messages keep the plain
   // latency: they model no TCP transfer.
   fs::path topo = temp("dumbbell.json"), replay = temp("replay.json"), out = temp("replay.csv");
-  std::ofstream(topo) << kDumbbell;
+  std::ofstream(topo) << test::kDumbbell;
   nlohmann::json r = {{"topology", {{"generator", "file"}, {"path", topo.string()}}},
                       {"network", {{"model", "tcp"}}},
                       {"transfers",

@@ -66,20 +66,14 @@ sockaddr_in at(NodeId n, uint16_t port) {
 // each way at 100 Mbit/s) comes back after twice the one-way latency plus
 // that serialization, within 0.2 ms, and never sooner.
 // Warm-ups share no resource in a round, neither their data's nor their
-// ACKs': on a dumbbell written here (a, c behind r1; b, d behind r2), a->b
+// ACKs': on test::kDumbbell (a, c behind r1; b, d behind r2), a->b
 // and c->d share the middle link and go in two rounds, so do a->b and b->a
 // (one's data, the other's ACKs); a->c and b->d, on disjoint paths, go
 // together. (No emulator: the routes are the simulator's, as the emulator's.)
 TEST(WarmUp, RoundsKeepEveryWarmUpAloneOnItsPath) {
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("gossipsim-warm-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << R"({"nodes":[
-    {"name":"a","up_mbps":100,"down_mbps":100},{"name":"b","up_mbps":100,"down_mbps":100},
-    {"name":"c","up_mbps":100,"down_mbps":100},{"name":"d","up_mbps":100,"down_mbps":100},
-    {"name":"r1","router":true},{"name":"r2","router":true}],
-   "links":[{"a":"a","b":"r1","bandwidth_mbps":1000,"latency_ms":1},{"a":"c","b":"r1","bandwidth_mbps":1000,"latency_ms":1},
-    {"a":"b","b":"r2","bandwidth_mbps":1000,"latency_ms":1},{"a":"d","b":"r2","bandwidth_mbps":1000,"latency_ms":1},
-    {"a":"r1","b":"r2","bandwidth_mbps":100,"latency_ms":10}]})";
+  std::ofstream(file) << test::kDumbbell;
   Topology t = test::topology_from(nlohmann::json{{"generator", "file"}, {"path", file.string()}}.dump());
   std::filesystem::remove(file);
   Simulator sim;

@@ -48,6 +48,16 @@ inline int run_shell(const std::string& command, std::string* output = nullptr) 
 
 inline Scenario scenario_from(const nlohmann::json& j) { return parse_scenario(j, "test.json"); }
 
+// A dumbbell for the tests to write: a, c behind router r1; b, d behind r2; r1-r2 at
+// 8 Mbit/s (1 MB/s), access at 800 Mbit/s, 10 ms on the middle link only.
+inline const char* kDumbbell = R"({"nodes":[
+  {"name":"a","up_mbps":800,"down_mbps":800},{"name":"b","up_mbps":800,"down_mbps":800},
+  {"name":"c","up_mbps":800,"down_mbps":800},{"name":"d","up_mbps":800,"down_mbps":4},
+  {"name":"r1","router":true},{"name":"r2","router":true}],
+ "links":[{"a":"a","b":"r1","bandwidth_mbps":8000,"latency_ms":0},{"a":"c","b":"r1","bandwidth_mbps":8000,"latency_ms":0},
+  {"a":"b","b":"r2","bandwidth_mbps":8000,"latency_ms":0},{"a":"d","b":"r2","bandwidth_mbps":8000,"latency_ms":0},
+  {"a":"r1","b":"r2","bandwidth_mbps":8,"latency_ms":10}]})";
+
 // A topology file written by the test: two nodes joined by one link.
 inline std::string two_nodes(double up_mbps, double down_mbps, double link_mbps, double latency_ms) {
   return nlohmann::json{
