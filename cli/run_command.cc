@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -758,8 +759,13 @@ int run_command(const RunCommand& cmd) {
     try {
       return Run(cmd, &mpi).execute();
     } catch (const InputError&) {
-      // Every rank read the same input: rank 0 says what is wrong with it.
-      if (mpi.rank() != 0) std::_Exit(2);
+      // Every rank read the same input: rank 0 says what is wrong with it,
+      // and its leaving without MPI_Finalize makes the launcher end the
+      // others. They wait for that rather than leave first: a rank that
+      // leaves first has the launcher end rank 0 too, often before it has
+      // said anything. A rank whose error rank 0 did not meet (its input
+      // differed) says its own after the wait.
+      if (mpi.rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(30));
       throw;
     }
   }
