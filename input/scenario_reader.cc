@@ -336,6 +336,7 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
                 "queue_packets", "a whole number of packets in [1, 1e7]");
     m.packet_bytes = ss->number("packet_bytes", m.packet_bytes);
     ss->require(m.packet_bytes >= 576 && m.packet_bytes <= 65536, "packet_bytes", "a number of bytes in [576, 65536]");
+    m.round_sending = ss->choice("round_sending", round_sending_names());
     ss->done();
   }
   if (auto tcp = r.child("tcp")) {

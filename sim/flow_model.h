@@ -49,7 +49,12 @@
 //     fixes have in flight beyond what the pipe holds (rate x the route's
 //     round trip), with, for a flow sending in rounds, at least what of the
 //     round's window it has yet to send (it left the host faster than the
-//     resource drains it); at most the drop-tail queue;
+//     resource drains it); at most the drop-tail queue. How much of that
+//     window has left is round_sending's: burst (the default), all of it
+//     at the round's start; acked, as the last round's ACKs come back, at
+//     g times the rate it drains (g = 2 in slow start under cubic and
+//     reno, BBR's startup gain 2 / ln 2, 1 past slow start), the first
+//     window of a connection at once;
 //   - a flow's round trips, its handshake and its first byte wait behind
 //     the queues of its route's resources and, for the ACKs' way back, of
 //     their other directions (so a receiver's busy uplink slows what it
@@ -96,6 +101,10 @@ struct FlowModel {
   Congestion congestion = Congestion::kNone;
   double queue_packets = 1000;  // Linux's default txqueuelen; the emulator's and ns-3's queue
   double packet_bytes = 1500;   // a full packet on the wire (the MTU)
+  // How a round's window leaves its host (Network::round_waiting): burst,
+  // all at the round's start; acked, as the last round's ACKs come back.
+  enum class RoundSending { kBurst, kAcked };
+  RoundSending round_sending = RoundSending::kBurst;
   bool queues() const { return slow_start && congestion != Congestion::kNone; }
 };
 
@@ -112,6 +121,12 @@ inline const EnumNames<FlowModel::Congestion>& congestion_names() {
                                                          {"bbr", FlowModel::Congestion::kBbr},
                                                          {"cubic", FlowModel::Congestion::kCubic},
                                                          {"reno", FlowModel::Congestion::kReno}};
+  return names;
+}
+// /network/slowstart/round_sending: "burst", "acked".
+inline const EnumNames<FlowModel::RoundSending>& round_sending_names() {
+  static const EnumNames<FlowModel::RoundSending> names = {{"burst", FlowModel::RoundSending::kBurst},
+                                                           {"acked", FlowModel::RoundSending::kAcked}};
   return names;
 }
 inline const EnumNames<FlowModel::Connections>& connections_names() {

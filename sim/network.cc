@@ -363,10 +363,28 @@ double Network::queue_bytes(int r, int64_t now, uint32_t own) const {
     // BBR past startup keeps twice its estimate of the pipe in flight.
     const double window = bbr && !f.slow_start ? 2 * pipe : f.window;
     double q = std::max(0.0, std::min(window, left) - pipe);
-    if (s != own && f.slow_start) q = std::max(q, std::min(left, f.window_left - sent));
+    if (s != own && f.slow_start) q = std::max(q, std::min(left, round_waiting(f, sent)));
     queue += q;
   }
   return std::min(queue / capacity_factor_, model_.queue_packets * model_.packet_bytes);
+}
+
+// queues: what of a flow's round has left its host but not yet passed the
+// resource that fixes its rate, `sent` bytes after `updated`. A round's
+// first window leaves at once (a burst). Later rounds leave as the last
+// round's ACKs come back, at `gain` times the rate they pass: in slow
+// start 2 (a segment more for each one ACKed: cubic, reno) or BBR's
+// startup pacing gain 2 / ln 2; past slow start 1 (the round's excess over
+// its pipe is then the standing queue, counted apart). With `passed` of
+// the window W through, gain g has sent min(W, g x passed): min(W - passed,
+// (g - 1) x passed) of it waits.
+double Network::round_waiting(const Flow& f, double sent) const {
+  const double to_pass = std::max(0.0, f.window_left - sent);
+  const bool first = !f.avoiding && f.window <= model_.initial_window_bytes;
+  if (first || model_.round_sending == FlowModel::RoundSending::kBurst) return to_pass;
+  if (f.avoiding) return 0;
+  const double gain = model_.congestion == FlowModel::Congestion::kBbr ? 2 / std::log(2.0) : 2;
+  return std::min(to_pass, (gain - 1) * (f.window - to_pass));
 }
 
 // Notes the resource that fixed flow s's rate (-1: none), keeping each

@@ -196,6 +196,7 @@ class Network : public Transport {
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
+  double round_waiting(const Flow& f, double sent) const;
   // queues: what waits in resource r's queue at `now` (wire bytes), the
   // delay the queues of a route (or, `back`, of its ACKs' way) add now, and
   // a flow's round trip now; `own`'s unsent window is left out (it is not

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "test_util.h"
@@ -277,6 +278,56 @@ TEST(NetworkQueues, AReceiversBusyUplinkDelaysTheAcksOfWhatItReceives) {
   }
 }
 
+// What of a round waits in the queue, as the window leaves its host. Node
+// a's uplink (1 MB/s on the wire) carries flow A to b (50 ms one way,
+// persistent): its rounds start at 0.05, 0.15, 0.25 s, the third a window
+// of 57,920 B (60,000 on the wire, 60 ms at the uplink's rate, under its
+// pipe of 0.1 s: no standing queue). A probe of 14,480 x 3 B from c to a
+// (5 ms, c's uplink 100 MB/s) starts its first round t after 0.25 s; its
+// ACKs wait in a's uplink behind what of A's window has left a and not yet
+// passed: 1 MB/s x t on the wire has passed.
+//   - burst: all of the window left at 0.25: 60,000 - 1e6 x t waits;
+//   - acked: the window leaves as the last round's ACKs come back, at g
+//     times the rate it passes (g = 2 for cubic, a segment more for each
+//     ACKed; 2 / ln 2 for BBR's startup): min(60,000 - 1e6 t, (g - 1) 1e6 t).
+// Its first round trip is 10 ms plus that wait at 1 MB/s, and its second
+// window, 28,960 B, goes at R = 100e6 x 1448 / 1500.
+TEST(NetworkQueues, ARoundWaitsAsItsWindowLeavesItsHost) {
+  const double r = 100e6 * 1448.0 / 1500.0, bbr_gain = 2 / std::log(2.0);
+  struct Case {
+    FlowModel::Congestion cc;
+    FlowModel::RoundSending sending;
+    double t, wait_s;
+  };
+  for (const Case& k :
+       std::vector<Case>{{FlowModel::Congestion::kCubic, FlowModel::RoundSending::kBurst, 0.025, 0.035},
+                         {FlowModel::Congestion::kCubic, FlowModel::RoundSending::kAcked, 0.025, 0.025},
+                         {FlowModel::Congestion::kReno, FlowModel::RoundSending::kAcked, 0.04, 0.02},
+                         {FlowModel::Congestion::kBbr, FlowModel::RoundSending::kBurst, 0.01, 0.05},
+                         {FlowModel::Congestion::kBbr, FlowModel::RoundSending::kAcked, 0.01, (bbr_gain - 1) * 0.01},
+                         {FlowModel::Congestion::kBbr, FlowModel::RoundSending::kAcked, 0.025, 0.035}}) {
+    Net n;
+    Vertex a = n.node(1e6, 125e6), b = n.node(125e6, 125e6), c = n.node(100e6, 125e6);
+    n.link(a, b, 125e6, milliseconds(50));
+    n.link(c, a, 125e6, milliseconds(5));
+    Simulator sim;
+    FlowModel m = slow_start_model();
+    m.connections = FlowModel::Connections::kPersistent;
+    m.congestion = k.cc;
+    m.round_sending = k.sending;
+    Network net(sim, n.t, m);
+    net.start_flow(0, 1, bytes(10'000'000), nullptr);
+    Time start, finish;
+    sim.schedule(seconds(0.25 + k.t - 0.005), [&] {
+      start = sim.now();
+      net.start_flow(2, 0, bytes(14'480 * 3), [&](const FlowRecord& f) { finish = f.finish; });
+    });
+    sim.run(seconds(1));
+    EXPECT_NEAR((finish - start).seconds(), 0.005 + 0.01 + k.wait_s + 28'960 / r, 2e-9)
+        << static_cast<int>(k.cc) << " " << static_cast<int>(k.sending) << " " << k.t;
+  }
+}
+
 TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
   // Two flows share one 1 MB/s link; one crosses 10 ms of latency, the other
   // 40 ms. With weight_S = 0 the penalty is the route latency, so the rates
@@ -353,8 +404,11 @@ TEST(NetworkSlowStart, AScenarioChoosesTheModelItsConnectionsAndConstants) {
   EXPECT_EQ(sc.network.model.max_window_bytes, 65535);
   EXPECT_EQ(sc.network.model.congestion, FlowModel::Congestion::kNone);  // loss-free unless told
   EXPECT_FALSE(sc.network.model.queues());
-  j["network"]["slowstart"] = {{"congestion", "cubic"}, {"queue_packets", 64}, {"packet_bytes", 9000}};
+  EXPECT_EQ(sc.network.model.round_sending, FlowModel::RoundSending::kBurst);
+  j["network"]["slowstart"] = {
+      {"congestion", "cubic"}, {"queue_packets", 64}, {"packet_bytes", 9000}, {"round_sending", "acked"}};
   sc = test::scenario_from(j);
+  EXPECT_EQ(sc.network.model.round_sending, FlowModel::RoundSending::kAcked);
   EXPECT_EQ(sc.network.model.congestion, FlowModel::Congestion::kCubic);
   EXPECT_TRUE(sc.network.model.queues());
   EXPECT_EQ(sc.network.model.queue_packets, 64);

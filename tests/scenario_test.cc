@@ -346,7 +346,14 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
            {"queue_packets", "1000", "/network/slowstart/queue_packets: expected a number"},
            {"packet_bytes", 575, "/network/slowstart/packet_bytes: expected a number of bytes in [576, 65536]"},
            {"packet_bytes", 1e9, "/network/slowstart/packet_bytes: expected a number of bytes in [576, 65536]"},
-           {"packet_bytes", true, "/network/slowstart/packet_bytes: expected a number"}}) {
+           {"packet_bytes", true, "/network/slowstart/packet_bytes: expected a number"},
+           {"round_sending", "paced", "/network/slowstart/round_sending: expected one of burst, acked"},
+           {"round_sending", "", "/network/slowstart/round_sending: expected one of burst, acked"},
+           {"round_sending", 0, "/network/slowstart/round_sending: expected a string"},
+           {"round_sending", -1, "/network/slowstart/round_sending: expected a string"},
+           {"round_sending", 1e-9, "/network/slowstart/round_sending: expected a string"},
+           {"round_sending", nlohmann::json::array({"burst"}),
+            "/network/slowstart/round_sending: expected a string"}}) {
     nlohmann::json j = base();
     j["network"]["model"] = "slowstart";
     j["network"]["slowstart"] = {{key, value}};
