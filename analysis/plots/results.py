@@ -330,13 +330,17 @@ def refuse_to_pool(first, other, ignore_network_model=False):
 
 def run_kind(summary, scenario):
     """"real" for a result of `run --real`, else "sim <flow model>" (slowstart
-    told a congestion control: "sim slowstart+<it>", a model of its own)."""
+    told a congestion control: "sim slowstart+<it>", a model of its own, and
+    "+acked" after it where its rounds leave as ACKs come back)."""
     if summary.get("real"):
         return "real"
     net = scenario.get("network", {})
     model = net.get("model", "maxmin")
-    congestion = (net.get("slowstart") or {}).get("congestion", "none") if model == "slowstart" else "none"
-    return "sim " + model + ("" if congestion == "none" else "+" + congestion)
+    slowstart = (net.get("slowstart") or {}) if model == "slowstart" else {}
+    congestion = slowstart.get("congestion", "none")
+    if congestion == "none":
+        return "sim " + model
+    return "sim " + model + "+" + congestion + ("+acked" if slowstart.get("round_sending") == "acked" else "")
 
 
 def refuse_invalid_real(folder, summary):

@@ -1,0 +1,32 @@
+"""How plot names a kind of run (analysis/plots/results.py), against names
+written out by hand: runs under different flow models, or the same model
+with other queues, are never pooled under one name."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from plots.results import run_kind  # noqa: E402
+
+
+def kind(network):
+    return run_kind({}, {"network": network})
+
+
+class Kinds(unittest.TestCase):
+    def test_each_model_and_its_queues_have_a_name_of_their_own(self):
+        self.assertEqual(run_kind({"real": {"valid": True}}, {}), "real")
+        self.assertEqual(kind({}), "sim maxmin")
+        self.assertEqual(kind({"model": "slowstart"}), "sim slowstart")
+        self.assertEqual(kind({"model": "slowstart", "slowstart": {"congestion": "none"}}), "sim slowstart")
+        self.assertEqual(kind({"model": "slowstart", "slowstart": {"congestion": "bbr"}}), "sim slowstart+bbr")
+        self.assertEqual(kind({"model": "slowstart", "slowstart": {"congestion": "bbr", "round_sending": "burst"}}),
+                         "sim slowstart+bbr")
+        self.assertEqual(kind({"model": "slowstart", "slowstart": {"congestion": "cubic", "round_sending": "acked"}}),
+                         "sim slowstart+cubic+acked")
+        # Options of a model not in use name nothing.
+        self.assertEqual(kind({"model": "tcp", "slowstart": {"congestion": "bbr"}}), "sim tcp")
+
+
+if __name__ == "__main__":
+    unittest.main()
