@@ -9,7 +9,7 @@ import sys
 import matplotlib.pyplot as plt
 
 from . import curves, sim_vs_real, sweep, tables, timeline
-from .figure import KIND_STYLE, Figures
+from .figure import Figures, kind_style
 from .results import (PlotError, is_result, load_run, number, provenance_lines, read_json, refuse_invalid_real,
                       refuse_to_pool, run_kind, run_names)
 
@@ -123,7 +123,7 @@ def styles(figs, by_label, compare):
         bases = list(dict.fromkeys(l.rsplit(" [", 1)[0] for l in by_label))
         for l, runs in by_label.items():
             colour[l] = colours[bases.index(l.rsplit(" [", 1)[0]) % len(colours)]
-            figs.line[l] = KIND_STYLE.get(runs[0]["kind"], {"ls": "--", "lw": 1.2})
+            figs.line[l] = kind_style(runs[0]["kind"])
     return colour
 
 

@@ -24,6 +24,14 @@ KIND_STYLE = {"real": {"ls": "-", "lw": 2.0}, "sim maxmin": {"ls": "--", "lw": 1
               "sim tcp": {"ls": "-.", "lw": 1.2}, "sim slowstart": {"ls": ":", "lw": 1.5}}
 
 
+def kind_style(kind):
+    """The line of a kind of run: slowstart with queues dashed, and with
+    acked rounds dash-dot-dotted, so that the two stay apart."""
+    if kind.endswith("+acked"):
+        return {"ls": (0, (4, 1.5, 1, 1.5, 1, 1.5)), "lw": 1.2}
+    return KIND_STYLE.get(kind, {"ls": "--", "lw": 1.2})
+
+
 class Figures:
     """The output folder of one plot command, the facts of its figures and
     the line style of each label (empty unless kinds of runs are compared)."""

@@ -1,11 +1,16 @@
-"""How plot names a kind of run (analysis/plots/results.py), against names
-written out by hand: runs under different flow models, or the same model
-with other queues, are never pooled under one name."""
+"""How plot names a kind of run (analysis/plots/results.py) and draws it
+(analysis/plots/figure.py), against names and styles written out by hand:
+runs under different flow models, or the same model with other queues, are
+never pooled under one name nor drawn alike."""
 import os
 import sys
 import unittest
 
+import matplotlib
+
+matplotlib.use("Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from plots.figure import kind_style  # noqa: E402
 from plots.results import run_kind  # noqa: E402
 
 
@@ -26,6 +31,11 @@ class Kinds(unittest.TestCase):
                          "sim slowstart+cubic+acked")
         # Options of a model not in use name nothing.
         self.assertEqual(kind({"model": "tcp", "slowstart": {"congestion": "bbr"}}), "sim tcp")
+
+    def test_the_two_readings_of_the_queues_are_drawn_apart(self):
+        self.assertEqual(kind_style("sim slowstart+cubic")["ls"], "--")
+        self.assertEqual(kind_style("sim slowstart+cubic+acked")["ls"], (0, (4, 1.5, 1, 1.5, 1, 1.5)))
+        self.assertEqual(kind_style("real")["ls"], "-")
 
 
 if __name__ == "__main__":
