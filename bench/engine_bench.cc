@@ -9,7 +9,8 @@
 //                          two total flow counts (it must not grow with them)
 //   flow_change_us_geo_200_<model>  one flow change on the geo topology with
 //                          200 concurrent flows under maxmin, slowstart and
-//                          slowstart with queues (bbr, cubic), side by side,
+//                          slowstart with queues (bbr, cubic; and each with
+//                          round_sending acked), side by side,
 //                          the rounds of slowstart's flows between changes
 //                          included; events_per_change_: the simulator
 //                          events each costs
@@ -106,10 +107,26 @@ int main() {
                                                          m.congestion = FlowModel::Congestion::kBbr;
                                                          return m;
                                                        }()},
-                                                      {"cubic", [] {
+                                                      {"cubic",
+                                                       [] {
                                                          FlowModel m;
                                                          m.slow_start = true;
                                                          m.congestion = FlowModel::Congestion::kCubic;
+                                                         return m;
+                                                       }()},
+                                                      {"bbr_acked",
+                                                       [] {
+                                                         FlowModel m;
+                                                         m.slow_start = true;
+                                                         m.congestion = FlowModel::Congestion::kBbr;
+                                                         m.round_sending = FlowModel::RoundSending::kAcked;
+                                                         return m;
+                                                       }()},
+                                                      {"cubic_acked", [] {
+                                                         FlowModel m;
+                                                         m.slow_start = true;
+                                                         m.congestion = FlowModel::Congestion::kCubic;
+                                                         m.round_sending = FlowModel::RoundSending::kAcked;
                                                          return m;
                                                        }()}}) {
     double events = 0;
