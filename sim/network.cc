@@ -370,9 +370,10 @@ double Network::queue_bytes(int r, int64_t now, uint32_t own) const {
 }
 
 // queues: what of a flow's round has left its host but not yet passed the
-// resource that fixes its rate, `sent` bytes after `updated`. A round's
-// first window leaves at once (a burst). Later rounds leave as the last
-// round's ACKs come back, at `gain` times the rate they pass: in slow
+// resource that fixes its rate, `sent` bytes after `updated`. With
+// round_sending burst, all of every window left at the round's start. With
+// acked, a connection's first window leaves at once and later ones as the
+// last round's ACKs come back, at `gain` times the rate they pass: in slow
 // start 2 (a segment more for each one ACKed: cubic, reno) or BBR's
 // startup pacing gain 2 / ln 2; past slow start 1 (the round's excess over
 // its pipe is then the standing queue, counted apart). With `passed` of
