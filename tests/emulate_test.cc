@@ -550,5 +550,24 @@ TEST(Emulator, RunRealRefusesWhatItCannotRunInOneLine) {
   EXPECT_EQ(namespaces(), before);
 }
 
+// scripts/sim-vs-real says what it does not know in one line, exit 2,
+// before it sets up, builds or runs anything (no root needed to refuse).
+TEST(SimVsReal, RefusesWhatItDoesNotKnowBeforeRunningAnything) {
+  const std::string script = std::string(GOSSIPSIM_SOURCE_DIR) + "/scripts/sim-vs-real";
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--congestion vegas", "--congestion: expected bbr, cubic or reno, got 'vegas'"},
+           {"--methods gossip,foo", "--methods: expected some of gossip,gossip-overlap,gossip-scheduled,allreduce"},
+           {"--methods ''", "--methods: expected some of"},
+           {"--congestion", "--congestion: expected a value"},
+           {"--connections persistent", "--connections: expected fresh or warm"},
+           {"--bogus 1", "usage: scripts/sim-vs-real"}}) {
+    std::string out;
+    EXPECT_EQ(test::run_shell(script + " --out /nonexistent/never " + args, &out), 2) << args << ": " << out;
+    EXPECT_NE(out.find(said), std::string::npos) << args << ": " << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << args << ": " << out;
+  }
+  EXPECT_FALSE(fs::exists("/nonexistent/never"));
+}
+
 }  // namespace
 }  // namespace gossipsim::emulate
