@@ -118,6 +118,14 @@ FlowModel slow_start_model() {
   return m;
 }
 
+// slowstart over persistent connections (no handshake) with queues of `cc`.
+FlowModel persistent_model(FlowModel::Congestion cc) {
+  FlowModel m = slow_start_model();
+  m.connections = FlowModel::Connections::kPersistent;
+  m.congestion = cc;
+  return m;
+}
+
 // slowstart by hand. Two nodes, 12.5 MB/s (100 Mbit/s) everywhere, 25 ms
 // one way (RTT 50 ms). The usable rate is R = 12.5e6 x 1448 / 1500 B/s and a
 // round trip holds R x 0.05 = 603,333 B. A 1 MB flow sends windows of 14,480
@@ -263,10 +271,7 @@ TEST(NetworkQueues, AReceiversBusyUplinkDelaysTheAcksOfWhatItReceives) {
     n.link(a, b, 125e6, milliseconds(10));
     n.link(b, c, 125e6, milliseconds(50));
     Simulator sim;
-    FlowModel m = slow_start_model();
-    m.connections = FlowModel::Connections::kPersistent;
-    m.congestion = cc;
-    Network net(sim, n.t, m);
+    Network net(sim, n.t, persistent_model(cc));
     net.start_flow(1, 2, bytes(10'000'000), nullptr);
     Time start, finish;
     sim.schedule(seconds(5), [&] {
@@ -311,9 +316,7 @@ TEST(NetworkQueues, ARoundWaitsAsItsWindowLeavesItsHost) {
     n.link(a, b, 125e6, milliseconds(50));
     n.link(c, a, 125e6, milliseconds(5));
     Simulator sim;
-    FlowModel m = slow_start_model();
-    m.connections = FlowModel::Connections::kPersistent;
-    m.congestion = k.cc;
+    FlowModel m = persistent_model(k.cc);
     m.round_sending = k.sending;
     Network net(sim, n.t, m);
     net.start_flow(0, 1, bytes(10'000'000), nullptr);
