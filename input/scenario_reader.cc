@@ -337,6 +337,8 @@ NetworkOptions parse_network(const JsonReader& r, bool allow_profiles) {
     m.packet_bytes = ss->number("packet_bytes", m.packet_bytes);
     ss->require(m.packet_bytes >= 576 && m.packet_bytes <= 65536, "packet_bytes", "a number of bytes in [576, 65536]");
     m.round_sending = ss->choice("round_sending", round_sending_names());
+    ss->require(m.round_sending != FlowModel::RoundSending::kPaced || m.congestion == FlowModel::Congestion::kBbr,
+                "round_sending", "burst or acked (paced is BBR's pacing: with \"congestion\": \"bbr\" only)");
     ss->done();
   }
   if (auto tcp = r.child("tcp")) {

@@ -54,7 +54,16 @@
 //     at the round's start; acked, as the last round's ACKs come back, at
 //     g times the rate it drains (g = 2 in slow start under cubic and
 //     reno, BBR's startup gain 2 / ln 2, 1 past slow start), the first
-//     window of a connection at once;
+//     window of a connection at once; paced (bbr only), as Linux's BBR
+//     paces its startup: the first window at once, each later round at a
+//     pacing rate that also bounds the flow, 2 / ln 2 x 0.99 (Linux's
+//     margin) times its bandwidth estimate, never lowered. The estimate is
+//     the largest delivery rate of a round so far: what it sent over the
+//     round trip stretched by how much longer it was sending than the
+//     round before (Linux's rate samples span the send times since the
+//     last delivery). A round the pace held short of its window does not
+//     end startup; the next may send the window again plus what was sent
+//     (the window grows by what is ACKed);
 //   - a flow's round trips, its handshake and its first byte wait behind
 //     the queues of its route's resources and, for the ACKs' way back, of
 //     their other directions (so a receiver's busy uplink slows what it
@@ -66,7 +75,7 @@
 //     flow then keeps sending in rounds, its window growing by one segment
 //     a round trip (reno) or cubic's TCP-friendly 3 (1 - beta) / (1 + beta)
 //     segments, and cut again at the next overflow;
-//   - bbr: startup ends once the pipe is full for a whole round (its
+//   - bbr: startup ends once its share holds it for a whole round (its
 //     bandwidth no longer grows), and from then on the flow keeps twice
 //     its pipe in flight (BBR's cwnd gain of 2: Cardwell et al., ACM Queue
 //     14(5), 2016) at its max-min share.
@@ -102,10 +111,12 @@ struct FlowModel {
   double queue_packets = 1000;  // Linux's default txqueuelen; the emulator's and ns-3's queue
   double packet_bytes = 1500;   // a full packet on the wire (the MTU)
   // How a round's window leaves its host (Network::round_waiting): burst,
-  // all at the round's start; acked, as the last round's ACKs come back.
-  enum class RoundSending { kBurst, kAcked };
+  // all at the round's start; acked, as the last round's ACKs come back;
+  // paced (bbr only), at BBR's startup pacing rate, which bounds the flow.
+  enum class RoundSending { kBurst, kAcked, kPaced };
   RoundSending round_sending = RoundSending::kBurst;
   bool queues() const { return slow_start && congestion != Congestion::kNone; }
+  bool paced() const { return queues() && round_sending == RoundSending::kPaced; }
 };
 
 // How connections are named in scenarios and results: "fresh", "persistent",
@@ -123,10 +134,11 @@ inline const EnumNames<FlowModel::Congestion>& congestion_names() {
                                                          {"reno", FlowModel::Congestion::kReno}};
   return names;
 }
-// /network/slowstart/round_sending: "burst", "acked".
+// /network/slowstart/round_sending: "burst", "acked", "paced".
 inline const EnumNames<FlowModel::RoundSending>& round_sending_names() {
   static const EnumNames<FlowModel::RoundSending> names = {{"burst", FlowModel::RoundSending::kBurst},
-                                                           {"acked", FlowModel::RoundSending::kAcked}};
+                                                           {"acked", FlowModel::RoundSending::kAcked},
+                                                           {"paced", FlowModel::RoundSending::kPaced}};
   return names;
 }
 inline const EnumNames<FlowModel::Connections>& connections_names() {

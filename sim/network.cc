@@ -14,6 +14,9 @@ namespace gossipsim {
 
 namespace {
 uint64_t key(size_t u, size_t v) { return (static_cast<uint64_t>(u) << 32) | v; }
+// BBR's startup pacing: its gain 2 / ln 2, less Linux's 1% margin
+// (bbr_pacing_margin_percent).
+constexpr double kBbrStartupPacing = 2.8853900817779268 * 0.99;
 }  // namespace
 
 Network::Network(Simulator& sim, const Topology& topology, const FlowModel& model)
@@ -191,6 +194,23 @@ double Network::alone_drain_seconds(const Route& r, double bytes) const {
   const double rtt = 2 * r.latency.seconds();
   if (!model_.slow_start || model_.connections == FlowModel::Connections::kWarm || rtt <= 0) return bytes / rate;
   double t = 0, window = model_.initial_window_bytes;
+  if (model_.paced() && rate > 0) {  // end_startup_round's rounds, alone: the first a burst, then paced
+    double pace = 0, bandwidth = 0, spread = 0;
+    for (;;) {
+      const double speed = pace > 0 ? std::min(rate, pace) : rate, sent = std::min(window, speed * rtt);
+      if (bytes <= sent) return t + bytes / speed;
+      if (sent < window && speed == rate) break;  // its share held it: the pipe is full, on at the rate
+      bytes -= sent;
+      t += rtt;
+      const double spread_now = sent < window ? rtt : sent / speed;
+      bandwidth = std::max(bandwidth, sent / (rtt + std::max(0.0, spread_now - spread)));
+      spread = spread_now;
+      pace = std::max(pace, kBbrStartupPacing * bandwidth);
+      window = std::min(window + sent, model_.max_window_bytes);
+      if (window >= model_.max_window_bytes) break;
+    }
+    return t + bytes / rate;
+  }
   while (bytes > window && window < rate * rtt && window < model_.max_window_bytes) {
     bytes -= window;
     t += rtt;
@@ -268,6 +288,7 @@ FlowId Network::start_flow(NodeId src, NodeId dst, Bytes size, FlowDone on_done,
   FlowCold& c = cold_[slot];
   c.record = FlowRecord{next_id_++, src, dst, size, sim_.now(), sim_.now(), sim_.now(), background, false, {}};
   c.on_done = std::move(on_done);
+  c.startup = {};
   const FlowId id = c.record.id;
   live_ids_.emplace(id, slot);
   ++live_;
@@ -322,6 +343,13 @@ void Network::start_round(uint32_t slot, FlowId id) {
   const int64_t now = sim_.now().ns();
   Time rtt = f.route->latency * 2;
   if (model_.queues()) rtt = round_trip(f, now, slot);
+  if (model_.paced()) {  // the first round leaves in a burst, as Linux's does; later ones at the pace
+    FlowCold::Startup& p = cold_[slot].startup;
+    p.round_start = now;
+    p.round_s = rtt.seconds();
+    p.sent_at = -1;
+    f.bound = p.pace > 0 ? std::min(window_bound(*f.route), p.pace) : window_bound(*f.route);
+  }
   sim_.schedule(rtt, [this, slot, id] { end_round(slot, id); });
 }
 
@@ -378,11 +406,15 @@ double Network::queue_bytes(int r, int64_t now, uint32_t own) const {
 // startup pacing gain 2 / ln 2; past slow start 1 (the round's excess over
 // its pipe is then the standing queue, counted apart). With `passed` of
 // the window W through, gain g has sent min(W, g x passed): min(W - passed,
-// (g - 1) x passed) of it waits.
+// (g - 1) x passed) of it waits. With paced, the first window leaves at
+// once and later ones at the flow's pacing bound: bound / rate x passed has
+// left, so min(W - passed, (bound / rate - 1) x passed) waits (nothing
+// while the bound is the rate).
 double Network::round_waiting(const Flow& f, double sent) const {
   const double to_pass = std::max(0.0, f.window_left - sent);
   const bool first = !f.avoiding && f.window <= model_.initial_window_bytes;
   if (first || model_.round_sending == FlowModel::RoundSending::kBurst) return to_pass;
+  if (model_.paced()) return std::min(to_pass, std::max(0.0, f.bound / f.rate - 1) * (f.window - to_pass));
   if (f.avoiding) return 0;
   const double gain = model_.congestion == FlowModel::Congestion::kBbr ? 2 / std::log(2.0) : 2;
   return std::min(to_pass, (gain - 1) * (f.window - to_pass));
@@ -405,6 +437,7 @@ void Network::pause(uint32_t slot) {
   f.paused = true;
   f.finish = -1;
   ++f.version;
+  if (model_.paced()) cold_[slot].startup.sent_at = sim_.now().ns();
 }
 
 // slowstart: a round trip of a flow in slow start ends. If its window was
@@ -460,6 +493,10 @@ void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
   const bool loss_based = cc == FlowModel::Congestion::kCubic || cc == FlowModel::Congestion::kReno;
   const double full = model_.queue_packets * model_.packet_bytes;
   const double segment = model_.packet_bytes * capacity_factor_;
+  if (model_.paced()) {
+    end_startup_round(slot, id);
+    return;
+  }
   if (!loss_based) {  // bbr: startup ends once the pipe is full for a whole round
     if (!f.paused)
       f.slow_start = false;
@@ -494,6 +531,42 @@ void Network::end_round_queued(uint32_t slot, FlowId id, int64_t now) {
     }
     reschedule();
     return;
+  }
+  f.paused = false;
+  f.rate = -1;  // forces fix() to give it a finish time again
+  std::vector<int> seeds(f.resources(), f.resources() + f.length);
+  resolve(seeds);
+}
+
+// slowstart, paced (bbr): the end of a startup round, as Linux's BBR paces
+// (sim/flow_model.h). Its bandwidth estimate takes the round's delivery
+// rate: what it sent over the round trip, stretched by how much longer
+// this round was sending than the last (Linux's rate samples span the
+// send times since the last delivery); its pacing rate is the gain x that
+// estimate, never lowered in startup. A round its share held short of its
+// window ends startup (the pipe is full); otherwise the next round may send
+// the window again plus what this one sent (its window grows by what is
+// ACKed: doubling when all of it went).
+void Network::end_startup_round(uint32_t slot, FlowId id) {
+  Flow& f = flows_[slot];
+  FlowCold::Startup& p = cold_[slot].startup;
+  const double sent = f.window - f.window_left;
+  const double spread = f.paused ? static_cast<double>(p.sent_at - p.round_start) * 1e-9 : p.round_s;
+  p.bandwidth = std::max(p.bandwidth, sent / (p.round_s + std::max(0.0, spread - p.spread_s)));
+  p.spread_s = spread;
+  p.pace = std::max(p.pace, kBbrStartupPacing * p.bandwidth);
+  if (!f.paused && f.at >= 0) {  // its share held it all round: startup ends
+    f.slow_start = false;
+    f.bound = window_bound(*f.route);
+  } else {
+    f.window = std::min(f.window + sent, model_.max_window_bytes);
+    f.window_left = f.window;
+    if (f.window >= model_.max_window_bytes) {
+      f.slow_start = false;
+      f.bound = window_bound(*f.route);
+    } else {
+      start_round(slot, id);
+    }
   }
   f.paused = false;
   f.rate = -1;  // forces fix() to give it a finish time again

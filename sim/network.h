@@ -146,6 +146,14 @@ class Network : public Transport {
   struct FlowCold {
     FlowRecord record;
     FlowDone on_done;
+    // slowstart's paced reading (bbr): startup's pacing rate and bandwidth
+    // estimate (bytes per second), the round's start (ns) and length (s),
+    // when its window was all sent (ns; -1: not yet) and how long the last
+    // round was sending (s).
+    struct Startup {
+      double pace = 0, bandwidth = 0, round_s = 0, spread_s = 0;
+      int64_t round_start = 0, sent_at = -1;
+    } startup;
   };
   struct Finish {
     int64_t time;
@@ -193,6 +201,7 @@ class Network : public Transport {
   Time latency_phase(const Route& r) const;
   double alone_rate(const Route& r) const;                         // bytes per second
   double alone_drain_seconds(const Route& r, double bytes) const;  // after the latency phase
+  void end_startup_round(uint32_t slot, FlowId id);
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;

@@ -68,8 +68,9 @@ struct NetworkOptions {
   // resource, filled and drained as that congestion control does);
   // queue_packets (1000, a whole number in [1, 1e7]); packet_bytes (1500,
   // [576, 65536]); round_sending: "burst" (default: a round's window
-  // leaves its host at the round's start) or "acked" (as the last round's
-  // ACKs come back)}.
+  // leaves its host at the round's start), "acked" (as the last round's
+  // ACKs come back) or, with congestion bbr only, "paced" (as Linux's BBR
+  // paces its startup)}.
   FlowModel model;
   // /network/real: how `gossipsim run --real` runs the scenario for real
   // (emulate/real_network.h, docs/validation.md); a simulation ignores it.

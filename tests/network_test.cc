@@ -331,6 +331,79 @@ TEST(NetworkQueues, ARoundWaitsAsItsWindowLeavesItsHost) {
   }
 }
 
+// round_sending paced (bbr), by hand on the 100 Mbit/s, 25 ms pair (R as
+// above, RTT 0.05 s), fresh: the flow starts at 0.075 s. Round 0 is a burst:
+// 14,480 B at R in s0 = 14,480 / R. Its delivery rate, 14,480 / (0.05 + s0),
+// sets the pace, G = 2 / ln 2 x 0.99 times it. Round 1 sends 28,960 B at
+// that pace in s1 < 0.05 s; the rate it shows is 28,960 / (0.05 + s1 - s0)
+// (stretched by how much longer it sent than round 0). Round 2's window,
+// 57,920 B, is more than the new pace sends in a round trip: it sends S2 =
+// pace x 0.05 all round (the pace, not its share, held it: startup goes
+// on), showing S2 / (0.05 + 0.05 - s1). Round 3 sends the rest of 100,000 B
+// at G x that.
+TEST(NetworkQueues, PacedBbrSendsEachRoundAtStartupsPacingRate) {
+  const double rate = 12.5e6 * 1448.0 / 1500.0, gain = 2 / std::log(2.0) * 0.99;
+  const double s0 = 14'480 / rate;
+  const double pace1 = gain * 14'480 / (0.05 + s0);
+  const double s1 = 28'960 / pace1;
+  const double pace2 = gain * 28'960 / (0.05 + s1 - s0);
+  const double sent2 = pace2 * 0.05;
+  const double pace3 = gain * sent2 / (0.05 + 0.05 - s1);
+  ASSERT_LT(s1, 0.05);
+  ASSERT_LT(sent2, 57'920);
+  ASSERT_LT(pace3, rate);
+  const double expected = 0.225 + (100'000 - 43'440 - sent2) / pace3;
+  Net n = pair_at_100_mbps_25_ms();
+  Simulator sim;
+  FlowModel m = slow_start_model();
+  m.congestion = FlowModel::Congestion::kBbr;
+  m.round_sending = FlowModel::RoundSending::kPaced;
+  Network net(sim, n.t, m);
+  Time finish;
+  FlowId id = net.start_flow(0, 1, bytes(100'000), [&](const FlowRecord& f) { finish = f.finish; });
+  for (auto [t, expected_rate] :
+       std::vector<std::pair<double, double>>{{0.0755, rate}, {0.13, pace1}, {0.18, pace2}, {0.226, pace3}}) {
+    sim.run(seconds(t));
+    EXPECT_NEAR(net.rate(id).bytes_per_second(), expected_rate, 1e-6 * expected_rate) << t;
+  }
+  sim.run();
+  EXPECT_NEAR(finish.seconds(), expected, 2e-9);
+  EXPECT_NEAR(net.nominal_time(0, 1, bytes(100'000)).seconds(), expected, 2e-9);
+}
+
+// paced, a lone flow whose share holds it: 8 Mbit/s, 25 ms one way (R' =
+// 1e6 x 1448 / 1500). Round 0: 14,480 B at R' in s0 = 0.015 s; the pace is
+// G x 14,480 / 0.065, under R': round 1 sends 28,960 B at it. Round 2's pace,
+// G x 28,960 / (0.05 + s1 - s0), is above R', and its window of 57,920 B is
+// more than R' x 0.05: its share held it all round, the pipe is full and
+// startup ends. The rest of 1 MB goes at R', as the burst reading has it.
+TEST(NetworkQueues, PacedBbrLeavesStartupWhenItsShareHoldsIt) {
+  const double rate = 1e6 * 1448.0 / 1500.0, gain = 2 / std::log(2.0) * 0.99;
+  const double pace1 = gain * 14'480 / (0.05 + 14'480 / rate);
+  const double pace2 = gain * 28'960 / (0.05 + 28'960 / pace1 - 14'480 / rate);
+  ASSERT_LT(pace1, rate);
+  ASSERT_GT(pace2, rate);
+  const double expected = 0.175 + (1e6 - 43'440) / rate;
+  Net n;
+  Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6);
+  n.link(a, b, 1e6, milliseconds(25));
+  Simulator sim;
+  FlowModel m = slow_start_model();
+  m.congestion = FlowModel::Congestion::kBbr;
+  m.round_sending = FlowModel::RoundSending::kPaced;
+  Network net(sim, n.t, m);
+  Time finish;
+  FlowId id = net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
+  for (auto [t, expected_rate] :
+       std::vector<std::pair<double, double>>{{0.08, rate}, {0.13, pace1}, {0.18, rate}, {0.5, rate}}) {
+    sim.run(seconds(t));
+    EXPECT_NEAR(net.rate(id).bytes_per_second(), expected_rate, 1e-6 * expected_rate) << t;
+  }
+  sim.run();
+  EXPECT_NEAR(finish.seconds(), expected, 2e-9);
+  EXPECT_NEAR(net.nominal_time(0, 1, bytes(1'000'000)).seconds(), expected, 2e-9);
+}
+
 TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
   // Two flows share one 1 MB/s link; one crosses 10 ms of latency, the other
   // 40 ms. With weight_S = 0 the penalty is the route latency, so the rates
@@ -416,6 +489,10 @@ TEST(NetworkSlowStart, AScenarioChoosesTheModelItsConnectionsAndConstants) {
   EXPECT_TRUE(sc.network.model.queues());
   EXPECT_EQ(sc.network.model.queue_packets, 64);
   EXPECT_EQ(sc.network.model.packet_bytes, 9000);
+  j["network"]["slowstart"] = {{"congestion", "bbr"}, {"round_sending", "paced"}};
+  sc = test::scenario_from(j);
+  EXPECT_EQ(sc.network.model.round_sending, FlowModel::RoundSending::kPaced);
+  EXPECT_TRUE(sc.network.model.paced());
 }
 
 TEST(NetworkTcp, AScenarioChoosesTheModelAndItsConstants) {

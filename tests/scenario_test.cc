@@ -347,8 +347,11 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
            {"packet_bytes", 575, "/network/slowstart/packet_bytes: expected a number of bytes in [576, 65536]"},
            {"packet_bytes", 1e9, "/network/slowstart/packet_bytes: expected a number of bytes in [576, 65536]"},
            {"packet_bytes", true, "/network/slowstart/packet_bytes: expected a number"},
-           {"round_sending", "paced", "/network/slowstart/round_sending: expected one of burst, acked"},
-           {"round_sending", "", "/network/slowstart/round_sending: expected one of burst, acked"},
+           {"round_sending", "paces", "/network/slowstart/round_sending: expected one of burst, acked, paced"},
+           {"round_sending", "", "/network/slowstart/round_sending: expected one of burst, acked, paced"},
+           {"round_sending", "paced",
+            "/network/slowstart/round_sending: expected burst or acked (paced is BBR's pacing: with \"congestion\": "
+            "\"bbr\" only)"},
            {"round_sending", 0, "/network/slowstart/round_sending: expected a string"},
            {"round_sending", -1, "/network/slowstart/round_sending: expected a string"},
            {"round_sending", 1e-9, "/network/slowstart/round_sending: expected a string"},
@@ -358,6 +361,19 @@ TEST(Scenario, EachKindOfBadScenarioNamesItsPath) {
     j["network"]["model"] = "slowstart";
     j["network"]["slowstart"] = {{key, value}};
     EXPECT_NE(error_of(j).find(message), std::string::npos) << key << " gave: " << error_of(j);
+  }
+  // paced is BBR's alone, for the loader and the schema.
+  SchemaCheck schema(JsonReader::parse_file((kSource / "scenarios/scenario.schema.json").string()));
+  for (const char* cc : {"cubic", "reno", "none", "bbr"}) {
+    nlohmann::json j = base();
+    j["network"]["model"] = "slowstart";
+    j["network"]["slowstart"] = {{"congestion", cc}, {"round_sending", "paced"}};
+    const bool bbr = std::string(cc) == "bbr";
+    EXPECT_EQ(error_of(j).find("/network/slowstart/round_sending: expected burst or acked (paced is BBR's") !=
+                  std::string::npos,
+              !bbr)
+        << cc << " gave: " << error_of(j);
+    EXPECT_EQ(schema.valid(j), bbr) << cc;
   }
   // Options of another method: the loader's alone (the schema lists every
   // method's options in one object).
