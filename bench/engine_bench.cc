@@ -10,7 +10,7 @@
 //   flow_change_us_geo_200_<model>  one flow change on the geo topology with
 //                          200 concurrent flows under maxmin, slowstart and
 //                          slowstart with queues (bbr, cubic; and each with
-//                          round_sending acked), side by side,
+//                          round_sending acked; bbr paced), side by side,
 //                          the rounds of slowstart's flows between changes
 //                          included; events_per_change_: the simulator
 //                          events each costs
@@ -122,11 +122,19 @@ int main() {
                                                          m.round_sending = FlowModel::RoundSending::kAcked;
                                                          return m;
                                                        }()},
-                                                      {"cubic_acked", [] {
+                                                      {"cubic_acked",
+                                                       [] {
                                                          FlowModel m;
                                                          m.slow_start = true;
                                                          m.congestion = FlowModel::Congestion::kCubic;
                                                          m.round_sending = FlowModel::RoundSending::kAcked;
+                                                         return m;
+                                                       }()},
+                                                      {"bbr_paced", [] {
+                                                         FlowModel m;
+                                                         m.slow_start = true;
+                                                         m.congestion = FlowModel::Congestion::kBbr;
+                                                         m.round_sending = FlowModel::RoundSending::kPaced;
                                                          return m;
                                                        }()}}) {
     double events = 0;
