@@ -25,10 +25,13 @@ KIND_STYLE = {"real": {"ls": "-", "lw": 2.0}, "sim maxmin": {"ls": "--", "lw": 1
 
 
 def kind_style(kind):
-    """The line of a kind of run: slowstart with queues dashed, and with
-    acked rounds dash-dot-dotted, so that the two stay apart."""
+    """The line of a kind of run: slowstart with queues dashed, with acked
+    rounds dash-dot-dotted and with paced ones long-dashed, so that the
+    readings stay apart."""
     if kind.endswith("+acked"):
         return {"ls": (0, (4, 1.5, 1, 1.5, 1, 1.5)), "lw": 1.2}
+    if kind.endswith("+paced"):
+        return {"ls": (0, (8, 2)), "lw": 1.2}
     return KIND_STYLE.get(kind, {"ls": "--", "lw": 1.2})
 
 

@@ -331,7 +331,8 @@ def refuse_to_pool(first, other, ignore_network_model=False):
 def run_kind(summary, scenario):
     """"real" for a result of `run --real`, else "sim <flow model>" (slowstart
     told a congestion control: "sim slowstart+<it>", a model of its own, and
-    "+acked" after it where its rounds leave as ACKs come back)."""
+    "+acked" or "+paced" after it where its rounds leave as ACKs come back or
+    as BBR paces them)."""
     if summary.get("real"):
         return "real"
     net = scenario.get("network", {})
@@ -340,7 +341,8 @@ def run_kind(summary, scenario):
     congestion = slowstart.get("congestion", "none")
     if congestion == "none":
         return "sim " + model
-    return "sim " + model + "+" + congestion + ("+acked" if slowstart.get("round_sending") == "acked" else "")
+    sending = slowstart.get("round_sending", "burst")
+    return "sim " + model + "+" + congestion + ("+" + sending if sending in ("acked", "paced") else "")
 
 
 def refuse_invalid_real(folder, summary):

@@ -29,12 +29,15 @@ class Kinds(unittest.TestCase):
                          "sim slowstart+bbr")
         self.assertEqual(kind({"model": "slowstart", "slowstart": {"congestion": "cubic", "round_sending": "acked"}}),
                          "sim slowstart+cubic+acked")
+        self.assertEqual(kind({"model": "slowstart", "slowstart": {"congestion": "bbr", "round_sending": "paced"}}),
+                         "sim slowstart+bbr+paced")
         # Options of a model not in use name nothing.
         self.assertEqual(kind({"model": "tcp", "slowstart": {"congestion": "bbr"}}), "sim tcp")
 
     def test_the_two_readings_of_the_queues_are_drawn_apart(self):
         self.assertEqual(kind_style("sim slowstart+cubic")["ls"], "--")
         self.assertEqual(kind_style("sim slowstart+cubic+acked")["ls"], (0, (4, 1.5, 1, 1.5, 1, 1.5)))
+        self.assertEqual(kind_style("sim slowstart+bbr+paced")["ls"], (0, (8, 2)))
         self.assertEqual(kind_style("real")["ls"], "-")
 
 
