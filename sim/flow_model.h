@@ -81,7 +81,9 @@
 //     14(5), 2016) at its max-min share.
 // Left out: CUBIC's HyStart (on shared bottlenecks it made the model slower
 // than Linux: docs/network-model.md), the cubic function's growth far from
-// the last loss, BBR's probing cycles and its pacing below the share.
+// the last loss, BBR's probing cycles and its pacing below the share past
+// startup, and within a round the rise of BBR's pace as its ACKs come in
+// (paced takes a round's estimate at the next round's start).
 #pragma once
 
 #include "base/enum_names.h"
