@@ -201,7 +201,7 @@ class Network : public Transport {
   Time latency_phase(const Route& r) const;
   double alone_rate(const Route& r) const;                         // bytes per second
   double alone_drain_seconds(const Route& r, double bytes) const;  // after the latency phase
-  void end_startup_round(uint32_t slot, FlowId id);
+  void end_startup_round(uint32_t slot, FlowId id);                // slowstart, paced: a round of BBR's startup ends
   void end_round(uint32_t slot, FlowId id);  // slowstart: a round trip of a flow in slow start ends
   void pause(uint32_t slot);                 // slowstart: its round's window is sent
   double window_bound(const Route& r) const;
