@@ -25,20 +25,8 @@ Result gossipsim(const std::string& args) {
   return r;
 }
 
-// This process's folder for test files; left empty by a test that removes
-// its files, it is removed at exit (fs::remove takes only an empty one).
-fs::path temp(const std::string& name) {
-  struct RemovedIfEmpty {
-    fs::path dir;
-    ~RemovedIfEmpty() {
-      std::error_code ec;
-      fs::remove(dir, ec);
-    }
-  };
-  static const RemovedIfEmpty d{fs::temp_directory_path() / ("gossipsim-cli-" + std::to_string(::getpid()))};
-  fs::create_directories(d.dir);
-  return d.dir / name;
-}
+// This process's folder for test files, removed at exit.
+fs::path temp(const std::string& name) { return test::process_temp_dir("cli") / name; }
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   std::vector<std::vector<std::string>> rows;

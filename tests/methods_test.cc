@@ -572,7 +572,7 @@ TEST(GossipScheduled, MixAndRotateFollowTheHandComputationOnAStar) {
   // slack 1e6: all three in turn. rotate 1: b, then the best but b: c, then
   // the best but c: b. rotate 2: b, c, d. rotate 5, more than the peers:
   // every peer is out, so the least recently planned stays: b, c, d again.
-  const fs::path star = fs::temp_directory_path() / ("gossipsim-star-" + std::to_string(::getpid()) + ".json");
+  const fs::path star = test::process_temp_dir("methods") / "star.json";
   std::ofstream(star) << R"({"nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
     "links": [{"a": "a", "b": "b", "bandwidth_mbps": 8, "latency_ms": 10},
               {"a": "a", "b": "c", "bandwidth_mbps": 8, "latency_ms": 15},
@@ -599,7 +599,6 @@ TEST(GossipScheduled, MixAndRotateFollowTheHandComputationOnAStar) {
     for (const auto& t : r.recorder.transfers)
       if (t.finished && t.src == 0) EXPECT_EQ((t.finish - t.start).ns() / 1'000'000, 1000 + latency_ms[t.dst]);
   }
-  fs::remove(star);
 }
 
 TEST(GossipScheduled, RotateAndAWideMixNeverRepeatAPeerWithinTheirWindow) {

@@ -27,11 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::wait_until;
 
-fs::path temp(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("gossipsim-sweep-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
-}
+fs::path temp(const std::string& name) { return test::process_temp_dir("sweep") / name; }
 
 fs::path write_sweep(const nlohmann::json& axes) {
   fs::path p = temp("sweep.json");
@@ -703,7 +699,7 @@ namespace {
 // without kernels: a sweep over every method once could not gather, and
 // nothing noticed.
 TEST(Sweep, ReproduceRunsEverySweepItUsesAndDrawsTheirTables) {
-  const fs::path out = fs::temp_directory_path() / ("gossipsim-reproduce-" + std::to_string(::getpid()));
+  const fs::path out = temp("reproduce");
   std::string text;
   ASSERT_EQ(test::run_shell("GOSSIPSIM=" + std::string(GOSSIPSIM_BINARY) + " " + GOSSIPSIM_SOURCE_DIR +
                                 "/scripts/reproduce --smoke --out " + out.string(),

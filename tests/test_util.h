@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -47,6 +48,24 @@ inline int run_shell(const std::string& command, std::string* output = nullptr) 
 }
 
 inline Scenario scenario_from(const nlohmann::json& j) { return parse_scenario(j, "test.json"); }
+
+// This test process's own folder under the system's temporary one,
+// /tmp/gossipsim-<kind>-<pid>, made on first use and removed with all it
+// holds when the process exits, so that a run of the suite leaves nothing
+// behind (ctest runs each test in a process of its own).
+inline std::filesystem::path process_temp_dir(const std::string& kind) {
+  struct RemovedAtExit {
+    std::filesystem::path dir;
+    ~RemovedAtExit() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const RemovedAtExit d{std::filesystem::temp_directory_path() /
+                               ("gossipsim-" + kind + "-" + std::to_string(::getpid()))};
+  std::filesystem::create_directories(d.dir);
+  return d.dir;
+}
 
 // A dumbbell for the tests to write: a, c behind router r1; b, d behind r2; r1-r2 at
 // 8 Mbit/s (1 MB/s), access at 800 Mbit/s, 10 ms on the middle link only.

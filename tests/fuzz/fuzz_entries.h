@@ -135,6 +135,7 @@ inline void profile_entry(const uint8_t* data, size_t size) {
   if (size == 0) return;
   const uint8_t mode = data[0] % 3;
   const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  const std::string csv = "/tmp/gossipsim-fuzz-" + std::to_string(::getpid()) + ".csv";
   const Topology& t = wan_topology();
   expect_refusal_at_most([&] {
     PointBudget budget(200'000);
@@ -142,7 +143,6 @@ inline void profile_entry(const uint8_t* data, size_t size) {
     if (mode == 0) {
       list = JsonReader::parse_text(rest, "fuzz/profiles.json", "/network/profiles");
     } else if (mode == 1) {
-      const std::string csv = "/tmp/gossipsim-fuzz-" + std::to_string(::getpid()) + ".csv";
       std::ofstream(csv, std::ios::binary) << rest;
       list = {{{"access", 0}, {"capacity_mbps", {{"csv", csv}, {"period_s", rest.size() % 2 ? 30.0 : 0.0}}}}};
     } else {
@@ -184,6 +184,7 @@ inline void profile_entry(const uint8_t* data, size_t size) {
     auto profiles = parse_profiles(JsonReader(list, "fuzz/scenario.json", "/network/profiles"), t, Streams(1), budget);
     play(profiles);
   });
+  if (mode == 1) ::unlink(csv.c_str());
 }
 
 // /churn as JSON, against the small topology.

@@ -27,11 +27,8 @@ namespace fs = std::filesystem;
 using test::run_shell;
 using test::wait_until;
 
-fs::path temp_dir() { return fs::temp_directory_path() / ("gossipsim-mpi-" + std::to_string(::getpid())); }
-fs::path temp(const std::string& name) {
-  fs::create_directories(temp_dir());
-  return temp_dir() / name;
-}
+fs::path temp_dir() { return test::process_temp_dir("mpi"); }
+fs::path temp(const std::string& name) { return temp_dir() / name; }
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
