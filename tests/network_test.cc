@@ -331,6 +331,26 @@ TEST(NetworkQueues, ARoundWaitsAsItsWindowLeavesItsHost) {
   }
 }
 
+// A lone fresh flow of `size` bytes from node 0 to 1 under slowstart with
+// bbr queues and round_sending paced: its rate at each (time, rate), then
+// its finish and the nominal time, both `finish_s`.
+void expect_paced_flow(Net n, int64_t size, const std::vector<std::pair<double, double>>& rates, double finish_s) {
+  Simulator sim;
+  FlowModel m = slow_start_model();
+  m.congestion = FlowModel::Congestion::kBbr;
+  m.round_sending = FlowModel::RoundSending::kPaced;
+  Network net(sim, n.t, m);
+  Time finish;
+  FlowId id = net.start_flow(0, 1, bytes(size), [&](const FlowRecord& f) { finish = f.finish; });
+  for (auto [t, rate] : rates) {
+    sim.run(seconds(t));
+    EXPECT_NEAR(net.rate(id).bytes_per_second(), rate, 1e-6 * rate) << t;
+  }
+  sim.run();
+  EXPECT_NEAR(finish.seconds(), finish_s, 2e-9);
+  EXPECT_NEAR(net.nominal_time(0, 1, bytes(size)).seconds(), finish_s, 2e-9);
+}
+
 // round_sending paced (bbr), by hand on the 100 Mbit/s, 25 ms pair (R as
 // above, RTT 0.05 s), fresh: the flow starts at 0.075 s. Round 0 is a burst:
 // 14,480 B at R in s0 = 14,480 / R. Its delivery rate, 14,480 / (0.05 + s0),
@@ -352,23 +372,8 @@ TEST(NetworkQueues, PacedBbrSendsEachRoundAtStartupsPacingRate) {
   ASSERT_LT(s1, 0.05);
   ASSERT_LT(sent2, 57'920);
   ASSERT_LT(pace3, rate);
-  const double expected = 0.225 + (100'000 - 43'440 - sent2) / pace3;
-  Net n = pair_at_100_mbps_25_ms();
-  Simulator sim;
-  FlowModel m = slow_start_model();
-  m.congestion = FlowModel::Congestion::kBbr;
-  m.round_sending = FlowModel::RoundSending::kPaced;
-  Network net(sim, n.t, m);
-  Time finish;
-  FlowId id = net.start_flow(0, 1, bytes(100'000), [&](const FlowRecord& f) { finish = f.finish; });
-  for (auto [t, expected_rate] :
-       std::vector<std::pair<double, double>>{{0.0755, rate}, {0.13, pace1}, {0.18, pace2}, {0.226, pace3}}) {
-    sim.run(seconds(t));
-    EXPECT_NEAR(net.rate(id).bytes_per_second(), expected_rate, 1e-6 * expected_rate) << t;
-  }
-  sim.run();
-  EXPECT_NEAR(finish.seconds(), expected, 2e-9);
-  EXPECT_NEAR(net.nominal_time(0, 1, bytes(100'000)).seconds(), expected, 2e-9);
+  expect_paced_flow(pair_at_100_mbps_25_ms(), 100'000, {{0.0755, rate}, {0.13, pace1}, {0.18, pace2}, {0.226, pace3}},
+                    0.225 + (100'000 - 43'440 - sent2) / pace3);
 }
 
 // paced, a lone flow whose share holds it: 8 Mbit/s, 25 ms one way (R' =
@@ -383,25 +388,11 @@ TEST(NetworkQueues, PacedBbrLeavesStartupWhenItsShareHoldsIt) {
   const double pace2 = gain * 28'960 / (0.05 + 28'960 / pace1 - 14'480 / rate);
   ASSERT_LT(pace1, rate);
   ASSERT_GT(pace2, rate);
-  const double expected = 0.175 + (1e6 - 43'440) / rate;
   Net n;
   Vertex a = n.node(1e6, 1e6), b = n.node(1e6, 1e6);
   n.link(a, b, 1e6, milliseconds(25));
-  Simulator sim;
-  FlowModel m = slow_start_model();
-  m.congestion = FlowModel::Congestion::kBbr;
-  m.round_sending = FlowModel::RoundSending::kPaced;
-  Network net(sim, n.t, m);
-  Time finish;
-  FlowId id = net.start_flow(0, 1, bytes(1'000'000), [&](const FlowRecord& f) { finish = f.finish; });
-  for (auto [t, expected_rate] :
-       std::vector<std::pair<double, double>>{{0.08, rate}, {0.13, pace1}, {0.18, rate}, {0.5, rate}}) {
-    sim.run(seconds(t));
-    EXPECT_NEAR(net.rate(id).bytes_per_second(), expected_rate, 1e-6 * expected_rate) << t;
-  }
-  sim.run();
-  EXPECT_NEAR(finish.seconds(), expected, 2e-9);
-  EXPECT_NEAR(net.nominal_time(0, 1, bytes(1'000'000)).seconds(), expected, 2e-9);
+  expect_paced_flow(std::move(n), 1'000'000, {{0.08, rate}, {0.13, pace1}, {0.18, rate}, {0.5, rate}},
+                    0.175 + (1e6 - 43'440) / rate);
 }
 
 TEST(NetworkTcp, FlowsShareASaturatedLinkInverselyToTheirPenalty) {
