@@ -98,7 +98,9 @@ def network_assumed(scenario):
     if model == "slowstart":
         ss = net.get("slowstart", {})
         queues = f", {ss['congestion']} queues" if ss.get("congestion", "none") != "none" else ""
-        return f"slowstart: {ss.get('connections', 'fresh')} connections{queues}"
+        sending = ss.get("round_sending", "burst") if queues else "burst"
+        rounds = f", {sending} rounds" if sending != "burst" else ""
+        return f"slowstart: {ss.get('connections', 'fresh')} connections{queues}{rounds}"
     return {"maxmin": "maxmin: warm connections", "tcp": "tcp (SimGrid LV08)"}.get(model, model)
 
 

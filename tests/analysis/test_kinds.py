@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from plots.cli import network_assumed  # noqa: E402
 from plots.figure import kind_style  # noqa: E402
 from plots.results import run_kind  # noqa: E402
 
@@ -33,6 +34,15 @@ class Kinds(unittest.TestCase):
                          "sim slowstart+bbr+paced")
         # Options of a model not in use name nothing.
         self.assertEqual(kind({"model": "tcp", "slowstart": {"congestion": "bbr"}}), "sim tcp")
+
+    def test_a_title_names_the_reading_of_the_rounds(self):
+        def title(slowstart):
+            return network_assumed({"network": {"model": "slowstart", "slowstart": slowstart}})
+        self.assertEqual(title({"congestion": "bbr"}), "slowstart: fresh connections, bbr queues")
+        self.assertEqual(title({"congestion": "bbr", "round_sending": "paced"}),
+                         "slowstart: fresh connections, bbr queues, paced rounds")
+        self.assertEqual(title({"connections": "warm", "congestion": "cubic", "round_sending": "acked"}),
+                         "slowstart: warm connections, cubic queues, acked rounds")
 
     def test_the_two_readings_of_the_queues_are_drawn_apart(self):
         self.assertEqual(kind_style("sim slowstart+cubic")["ls"], "--")
